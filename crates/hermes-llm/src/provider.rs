@@ -1,0 +1,66 @@
+//! The provider contract every transport implements.
+
+use std::pin::Pin;
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::Stream;
+use hermes_protocol::{FinishReason, Message, ToolSchema, Usage};
+use tokio_util::sync::CancellationToken;
+
+use crate::LlmError;
+
+/// One request to a model.
+#[derive(Debug, Clone, Default)]
+pub struct ChatRequest {
+    /// Model id as the provider spells it.
+    pub model: String,
+    /// The conversation, system message first.
+    pub messages: Vec<Message>,
+    /// Tools offered to the model; empty means none.
+    pub tools: Vec<ToolSchema>,
+    /// Output token cap.
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+}
+
+/// A piece of a streamed completion, in arrival order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamDelta {
+    /// Answer text.
+    Text(String),
+    /// Reasoning text (`reasoning_content` / `reasoning`).
+    Reasoning(String),
+    /// A fragment of a tool call; fragments with the same `index` belong together.
+    ToolCall {
+        /// Position of the call in the assistant message.
+        index: usize,
+        /// The call id, usually only on the first fragment.
+        id: Option<String>,
+        /// The tool name, usually only on the first fragment.
+        name: Option<String>,
+        /// A piece of the JSON arguments text.
+        arguments: String,
+    },
+    /// Token counts, usually in the last chunk.
+    Usage(Usage),
+    /// Why generation stopped.
+    Finish(FinishReason),
+}
+
+/// A stream of deltas; ends after the provider's end-of-stream marker.
+pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<StreamDelta, LlmError>> + Send>>;
+
+/// A model endpoint. Implementations are cheap to share behind an `Arc`.
+pub trait Provider: Send + Sync {
+    /// Short provider name for messages (`"openrouter"`, `"custom"`, `"local"`).
+    fn name(&self) -> &str;
+
+    /// Starts a streamed completion. The returned stream stops early with
+    /// [`LlmError::Cancelled`] once `cancel` fires.
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<DeltaStream, LlmError>>;
+}

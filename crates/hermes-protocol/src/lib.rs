@@ -1,0 +1,13 @@
+//! Plain data types shared by every hermes crate. No I/O, no async.
+//!
+//! `Message` is the OpenAI chat shape that Hermes persists; providers with other
+//! wire formats convert at their boundary.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod event;
+mod message;
+mod usage;
+
+pub use event::{Event, Op, ToolOutcome, TurnEnd};
+pub use message::{FunctionCall, Message, Role, ToolCall, ToolSchema};
+pub use usage::{FinishReason, Usage};

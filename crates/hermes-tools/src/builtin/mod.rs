@@ -1,0 +1,24 @@
+//! The built-in local tools.
+
+pub mod patch;
+pub mod read_file;
+pub mod search_files;
+pub mod terminal;
+pub mod todo;
+pub mod write_file;
+
+use std::sync::Arc;
+
+use crate::Tool;
+
+/// Every built-in tool, freshly constructed (per-session state such as the todo list starts empty).
+pub fn all() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(terminal::TerminalTool),
+        Arc::new(read_file::ReadFileTool),
+        Arc::new(write_file::WriteFileTool),
+        Arc::new(patch::PatchTool),
+        Arc::new(search_files::SearchFilesTool),
+        Arc::new(todo::TodoTool::default()),
+    ]
+}

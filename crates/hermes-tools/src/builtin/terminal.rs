@@ -1,0 +1,265 @@
+//! `terminal`: run a shell command in the foreground and return its output.
+
+use std::io::Read;
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use hermes_protocol::ToolSchema;
+use serde_json::{Value, json};
+
+use crate::truncate::head_tail;
+use crate::{Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_i64, arg_str, require_str};
+
+/// Default foreground timeout in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 180;
+/// Largest foreground timeout the model may ask for.
+pub const FOREGROUND_MAX_TIMEOUT_SECS: u64 = 600;
+/// Output budget in bytes; longer output keeps 40 % head and 60 % tail.
+pub const MAX_OUTPUT_BYTES: usize = 50_000;
+
+/// Runs shell commands with `bash -c` in the session's working directory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TerminalTool;
+
+impl Tool for TerminalTool {
+    fn name(&self) -> &str {
+        "terminal"
+    }
+
+    fn toolset(&self) -> &str {
+        "terminal"
+    }
+
+    fn emoji(&self) -> &str {
+        "💻"
+    }
+
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "terminal".into(),
+            description: "Run a shell command on this machine and return its combined stdout/stderr \
+                and exit code. Use it for builds, tests, git, package managers and anything without \
+                a dedicated tool; prefer read_file, search_files and patch for file work. Commands \
+                run non-interactively (no stdin): pass flags such as -y. The call returns as soon \
+                as the command exits; long output keeps its beginning and end."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The shell command to run."},
+                    "background": {"type": "boolean", "description": "Run the command in the background and return at once. Not supported by this build yet: such calls are refused with an explanation.", "default": false},
+                    "timeout": {"type": "integer", "description": format!("Seconds to wait before killing the command (default {DEFAULT_TIMEOUT_SECS}, foreground maximum {FOREGROUND_MAX_TIMEOUT_SECS}). The call returns as soon as the command finishes, so a generous value costs nothing."), "minimum": 1},
+                    "workdir": {"type": "string", "description": "Absolute directory to run in; defaults to the session's working directory."},
+                    "pty": {"type": "boolean", "description": "Run inside a pseudo-terminal for programs that need one.", "default": false},
+                    "notify_on_complete": {"type": "boolean", "description": "With background=true: be told once when the process exits.", "default": false},
+                    "watch_patterns": {"type": "array", "items": {"type": "string"}, "description": "With background=true: strings in the output that should trigger a notification."}
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    fn max_result_chars(&self) -> usize {
+        100_000
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let command = require_str(&args, "terminal", "command")?;
+            if command.trim().is_empty() {
+                return Err(ToolError::model("terminal: 'command' is empty. Pass the shell command to run."));
+            }
+            if arg_bool(&args, "background").unwrap_or(false) {
+                return Err(ToolError::model(
+                    "terminal: background processes are not supported by this build yet. Run the \
+                     command in the foreground with a suitable timeout (at most 600 s), or split \
+                     long work into shorter commands.",
+                ));
+            }
+            let timeout = match arg_i64(&args, "timeout") {
+                None => DEFAULT_TIMEOUT_SECS,
+                Some(t) if t < 1 => DEFAULT_TIMEOUT_SECS,
+                Some(t) if t as u64 > FOREGROUND_MAX_TIMEOUT_SECS => {
+                    return Err(ToolError::model(format!(
+                        "Foreground timeout {t}s exceeds the maximum of {FOREGROUND_MAX_TIMEOUT_SECS}s. \
+                         Use a timeout of at most {FOREGROUND_MAX_TIMEOUT_SECS}s, or split the work."
+                    )));
+                }
+                Some(t) => t as u64,
+            };
+            let workdir = match arg_str(&args, "workdir") {
+                Some(w) if !w.trim().is_empty() => ctx.resolve(w),
+                _ => ctx.cwd.clone(),
+            };
+            if !workdir.is_dir() {
+                return Err(ToolError::model(format!(
+                    "terminal: workdir '{}' is not an existing directory. Create it first or pass another workdir.",
+                    workdir.display()
+                )));
+            }
+            let outcome = run_foreground(command, &workdir, Duration::from_secs(timeout), ctx).await?;
+            Ok(outcome.to_json(timeout))
+        })
+    }
+}
+
+/// How a foreground command ended.
+struct Outcome {
+    output: String,
+    exit_code: i32,
+    timed_out: bool,
+}
+
+impl Outcome {
+    fn to_json(&self, timeout: u64) -> String {
+        let output = head_tail(strip_ansi(&self.output).trim_end(), MAX_OUTPUT_BYTES, 0.4);
+        let error = self.timed_out.then(|| format!("Command timed out after {timeout} seconds"));
+        json!({"output": output, "exit_code": self.exit_code, "error": error}).to_string()
+    }
+}
+
+async fn run_foreground(
+    command: &str,
+    workdir: &std::path::Path,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Outcome, ToolError> {
+    let (reader, writer) = std::io::pipe().map_err(|e| ToolError::Fatal(format!("pipe: {e}")))?;
+    let writer_err = writer.try_clone().map_err(|e| ToolError::Fatal(format!("pipe: {e}")))?;
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer_err))
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("TERM", "dumb")
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError::model(format!("terminal: could not start bash: {e}")))?;
+    // The command's pipe writers now live only in the child (and its children);
+    // `cmd` holds the parent's copies, so drop it before reading to see EOF.
+    drop(cmd);
+    let pid = child.id();
+    let collector = tokio::task::spawn_blocking(move || collect(reader));
+
+    let (exit_code, timed_out) = tokio::select! {
+        status = child.wait() => {
+            let status = status.map_err(|e| ToolError::Fatal(format!("wait: {e}")))?;
+            (exit_code_of(status), false)
+        }
+        _ = tokio::time::sleep(timeout) => {
+            kill_group(pid);
+            let _ = child.wait().await;
+            (124, true)
+        }
+        _ = ctx.cancel.cancelled() => {
+            kill_group(pid);
+            let _ = child.wait().await;
+            return Err(ToolError::Cancelled);
+        }
+    };
+    // Background children of the command may keep the pipe open; kill the group
+    // once the shell itself is gone so reading finishes.
+    kill_group(pid);
+    let output = collector.await.map_err(|e| ToolError::Fatal(format!("reader: {e}")))?;
+    Ok(Outcome { output, exit_code, timed_out })
+}
+
+/// Reads the merged output, keeping memory bounded: the first and last
+/// `2 * MAX_OUTPUT_BYTES` bytes survive, the middle is counted.
+fn collect(mut reader: std::io::PipeReader) -> String {
+    const KEEP: usize = 2 * MAX_OUTPUT_BYTES;
+    let mut head = Vec::new();
+    let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+    let mut dropped = 0usize;
+    let mut buf = [0u8; 8192];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut chunk = &buf[..n];
+                if head.len() < KEEP {
+                    let take = (KEEP - head.len()).min(chunk.len());
+                    head.extend_from_slice(&chunk[..take]);
+                    chunk = &chunk[take..];
+                }
+                tail.extend(chunk);
+                while tail.len() > KEEP {
+                    tail.pop_front();
+                    dropped += 1;
+                }
+            }
+        }
+    }
+    let mut text = String::from_utf8_lossy(&head).into_owned();
+    if dropped > 0 {
+        text.push_str(&format!("\n... [{dropped} bytes of output not kept] ...\n"));
+    }
+    let tail: Vec<u8> = tail.into_iter().collect();
+    text.push_str(&String::from_utf8_lossy(&tail));
+    text
+}
+
+fn exit_code_of(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
+    }
+}
+
+/// Removes ANSI escape sequences so the model never copies them into files.
+pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                // CSI: parameters then one final byte in @..~
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                chars.next();
+                // OSC: until BEL or ESC \
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
+                        if c == '\u{1b}' {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            Some(_) => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+#[path = "terminal_tests.rs"]
+mod tests;

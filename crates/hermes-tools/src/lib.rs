@@ -1,0 +1,16 @@
+//! Tools the model can call: the [`Tool`] trait, the [`Registry`], toolset
+//! resolution and the built-in local tools.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod builtin;
+pub mod paths;
+mod registry;
+mod tool;
+pub mod toolsets;
+pub mod truncate;
+
+pub use registry::Registry;
+pub use tool::{
+    ParallelClass, Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_i64, arg_str,
+    error_json, require_str,
+};

@@ -1,0 +1,59 @@
+//! Path resolution shared by the file tools.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Resolves `raw` against `cwd`, expanding a leading `~` to `$HOME`, and
+/// normalises `.`/`..` lexically (the file may not exist yet).
+pub fn resolve(cwd: &Path, raw: &str) -> PathBuf {
+    let raw = raw.trim();
+    let expanded = if raw == "~" || raw.starts_with("~/") {
+        match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(raw.trim_start_matches('~').trim_start_matches('/')),
+            None => PathBuf::from(raw),
+        }
+    } else {
+        PathBuf::from(raw)
+    };
+    let joined = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
+    normalize(&joined)
+}
+
+/// Lexical normalisation: drops `.` and folds `..` without touching the disk.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Canonical form for overlap checks: symlinks resolved on the longest existing prefix.
+pub fn canonical_for_overlap(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut tail = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                tail.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+    let mut resolved = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in tail.into_iter().rev() {
+        resolved.push(name);
+    }
+    resolved
+}
+
+/// True when one path is the other or contains it.
+pub fn overlap(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}

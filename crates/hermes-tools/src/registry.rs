@@ -1,0 +1,164 @@
+//! The set of tools an agent can offer, looked up by name.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use hermes_protocol::ToolSchema;
+
+use crate::Tool;
+use crate::toolsets::{ResolvedToolsets, ToolsetError, resolve};
+
+/// Registered tools by wire name. The generation counter changes on every
+/// mutation so callers can cache derived data (schemas) safely.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    generation: u64,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding every built-in tool.
+    pub fn with_builtins() -> Self {
+        let mut reg = Self::new();
+        for tool in crate::builtin::all() {
+            reg.register(tool);
+        }
+        reg
+    }
+
+    /// Adds or replaces a tool.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.name().to_owned(), tool);
+        self.generation += 1;
+    }
+
+    /// Removes a tool; returns whether it was present.
+    pub fn unregister(&mut self, name: &str) -> bool {
+        let removed = self.tools.remove(name).is_some();
+        if removed {
+            self.generation += 1;
+        }
+        removed
+    }
+
+    /// Bumped on every change.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The tool with this exact name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// All tool names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Keeps only the tools selected by `toolsets` whose availability check passes.
+    pub fn filtered(&self, toolsets: &[String]) -> Result<Registry, ToolsetError> {
+        let selection: ResolvedToolsets = resolve(toolsets, |n| self.tools.contains_key(n))?;
+        let tools = self
+            .tools
+            .iter()
+            .filter(|(name, tool)| selection.selects(name, tool.toolset()) && tool.check().is_ok())
+            .map(|(n, t)| (n.clone(), Arc::clone(t)))
+            .collect();
+        Ok(Registry { tools, generation: self.generation + 1 })
+    }
+
+    /// Schemas of every tool, sorted by name (a stable order keeps prompt caches warm).
+    pub fn schemas(&self) -> Vec<ToolSchema> {
+        self.tools.values().map(|t| t.schema()).collect()
+    }
+
+    /// The registered name closest to `name`, if it is close enough to be a typo.
+    pub fn closest(&self, name: &str) -> Option<&str> {
+        let wanted = normalize_name(name);
+        if let Some(exact) = self.tools.keys().find(|k| normalize_name(k) == wanted) {
+            return Some(exact);
+        }
+        self.tools
+            .keys()
+            .map(|k| (k, strsim::normalized_damerau_levenshtein(&normalize_name(k), &wanted)))
+            .filter(|(_, score)| *score >= 0.7)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k.as_str())
+    }
+}
+
+/// Case-, separator- and namespace-insensitive form of a tool name.
+fn normalize_name(name: &str) -> String {
+    let base = name.rsplit(['.', ':', '/']).next().unwrap_or(name);
+    base.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_registered_and_sorted() {
+        let reg = Registry::with_builtins();
+        let names: Vec<_> = reg.names().collect();
+        assert!(names.contains(&"terminal") && names.contains(&"read_file"));
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn generation_moves_on_change() {
+        let mut reg = Registry::with_builtins();
+        let g = reg.generation();
+        assert!(reg.unregister("todo"));
+        assert!(reg.generation() > g);
+        assert!(!reg.unregister("todo"));
+    }
+
+    #[test]
+    fn closest_repairs_typos_and_case() {
+        let reg = Registry::with_builtins();
+        assert_eq!(reg.closest("read_fiel"), Some("read_file"));
+        assert_eq!(reg.closest("ReadFile"), Some("read_file"));
+        assert_eq!(reg.closest("functions.terminal"), Some("terminal"));
+        assert_eq!(reg.closest("termnal"), Some("terminal"));
+        assert_eq!(reg.closest("launch_rockets"), None);
+    }
+
+    #[test]
+    fn filtered_keeps_selected_toolsets() {
+        let reg = Registry::with_builtins();
+        let only_file = reg.filtered(&["file".to_owned()]).unwrap();
+        assert!(only_file.get("read_file").is_some());
+        assert!(only_file.get("terminal").is_none());
+    }
+}

@@ -1,0 +1,141 @@
+//! The contract every tool implements.
+
+use std::path::{Path, PathBuf};
+
+use futures_util::future::BoxFuture;
+use hermes_protocol::ToolSchema;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// How a tool may share a concurrent batch with other calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParallelClass {
+    /// Runs alone, in order (the default: anything with side effects).
+    Exclusive,
+    /// Read-only with no shared state: always safe to run alongside others.
+    ReadOnly,
+    /// Safe alongside calls whose `path` argument does not overlap its own.
+    PathScoped,
+}
+
+/// What a tool call can see of the session it runs in.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The session's working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// Fires when the user interrupts the turn; long-running tools must stop.
+    pub cancel: CancellationToken,
+    /// The session id, for tools that key state by session.
+    pub session_id: String,
+}
+
+impl ToolContext {
+    /// A context rooted at `cwd` with a fresh cancellation token.
+    pub fn new(cwd: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
+        Self { cwd: cwd.into(), cancel: CancellationToken::new(), session_id: session_id.into() }
+    }
+
+    /// Resolves a user-supplied path (absolute, relative to `cwd`, or `~/…`).
+    pub fn resolve(&self, raw: &str) -> PathBuf {
+        crate::paths::resolve(&self.cwd, raw)
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+}
+
+/// Why a tool call did not produce a normal result.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// A problem the model should read and act on; becomes `{"error": …}`.
+    #[error("{0}")]
+    Model(String),
+    /// The call was cancelled by an interrupt.
+    #[error("cancelled")]
+    Cancelled,
+    /// A failure that must end the turn (the model cannot fix it).
+    #[error("fatal tool failure: {0}")]
+    Fatal(String),
+}
+
+impl ToolError {
+    /// A model-facing error.
+    pub fn model(msg: impl Into<String>) -> Self {
+        ToolError::Model(msg.into())
+    }
+}
+
+/// A tool's result: JSON text for the model, or an error.
+pub type ToolResult = Result<String, ToolError>;
+
+/// Formats a model-facing error as the JSON object tools return.
+pub fn error_json(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// Wire name, e.g. `read_file`.
+    fn name(&self) -> &str;
+    /// Toolset it belongs to, e.g. `file`.
+    fn toolset(&self) -> &str;
+    /// One emoji for progress lines.
+    fn emoji(&self) -> &str {
+        "⚡"
+    }
+    /// The schema the model sees.
+    fn schema(&self) -> ToolSchema;
+    /// Whether the tool can run here; `Err` says why not (it is then not offered).
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// How it may share a concurrent batch.
+    fn parallel_class(&self) -> ParallelClass {
+        ParallelClass::Exclusive
+    }
+    /// Results longer than this (in characters) are truncated before the model sees them.
+    fn max_result_chars(&self) -> usize {
+        100_000
+    }
+    /// Runs the tool with already-parsed JSON arguments.
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult>;
+}
+
+/// Reads an optional string argument.
+pub fn arg_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// Reads a required string argument, with an error the model can act on.
+pub fn require_str<'a>(args: &'a Value, tool: &str, key: &str) -> Result<&'a str, ToolError> {
+    arg_str(args, key).ok_or_else(|| {
+        ToolError::model(format!(
+            "{tool}: missing required string argument '{key}'. Call {tool} again with '{key}' set."
+        ))
+    })
+}
+
+/// Reads an integer argument leniently (numbers, or strings holding numbers).
+pub fn arg_i64(args: &Value, key: &str) -> Option<i64> {
+    match args.get(key)? {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Reads a boolean argument leniently (`true`, `"true"`, `1`).
+pub fn arg_bool(args: &Value, key: &str) -> Option<bool> {
+    match args.get(key)? {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Some(true),
+            "false" | "0" | "no" => Some(false),
+            _ => None,
+        },
+        Value::Number(n) => n.as_i64().map(|v| v != 0),
+        _ => None,
+    }
+}
