@@ -6,7 +6,9 @@ mod accumulate;
 mod chat_completions;
 mod error;
 mod provider;
+pub mod providers;
 pub mod sse;
+mod wire;
 
 pub use accumulate::{Completion, StreamAccumulator, complete};
 pub use chat_completions::{ChatCompletionsConfig, ChatCompletionsProvider};

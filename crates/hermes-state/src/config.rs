@@ -111,9 +111,17 @@ impl Config {
         let user = match std::fs::read_to_string(path) {
             Ok(text) => parse_yaml(&text, &display)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Null,
-            Err(source) => return Err(ConfigError::Read { path: display, source }),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: display,
+                    source,
+                });
+            }
         };
-        Self::layered(user, env).map_err(|message| ConfigError::Invalid { path: display, message })
+        Self::layered(user, env).map_err(|message| ConfigError::Invalid {
+            path: display,
+            message,
+        })
     }
 
     /// Defaults and environment only (`--ignore-user-config`).
@@ -133,11 +141,24 @@ impl Config {
         let model = typed::<ModelConfig>(&tree, "model")?;
         let agent = typed::<AgentConfig>(&tree, "agent")?;
         let toolsets = match tree.get("toolsets") {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-            Some(Value::String(s)) => s.split(',').map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).collect(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Some(Value::String(s)) => s
+                .split(',')
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .collect(),
             _ => vec!["hermes-cli".to_owned()],
         };
-        Ok(Self { model, agent, toolsets, raw: tree })
+        Ok(Self {
+            model,
+            agent,
+            toolsets,
+            raw: tree,
+        })
     }
 
     /// A value by dotted path (`"auxiliary.compression.model"`), for keys without a typed field.
@@ -149,7 +170,9 @@ impl Config {
 fn typed<T: for<'de> Deserialize<'de> + Default>(tree: &Value, key: &str) -> Result<T, String> {
     match tree.get(key) {
         None | Some(Value::Null) => Ok(T::default()),
-        Some(v) => serde_json::from_value(lenient_numbers(v.clone())).map_err(|e| format!("'{key}': {e}")),
+        Some(v) => {
+            serde_json::from_value(lenient_numbers(v.clone())).map_err(|e| format!("'{key}': {e}"))
+        }
     }
 }
 
@@ -160,12 +183,19 @@ fn lenient_numbers(v: Value) -> Value {
             map.into_iter()
                 .map(|(k, v)| {
                     let v = match v {
-                        Value::String(s) if matches!(k.as_str(), "max_turns" | "context_length") => {
-                            s.trim().parse::<u64>().map(Value::from).unwrap_or(Value::String(s))
+                        Value::String(s)
+                            if matches!(k.as_str(), "max_turns" | "context_length") =>
+                        {
+                            s.trim()
+                                .parse::<u64>()
+                                .map(Value::from)
+                                .unwrap_or(Value::String(s))
                         }
-                        Value::Number(n) if n.is_f64() => {
-                            n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| Value::from(f as u64)).unwrap_or(Value::Number(n))
-                        }
+                        Value::Number(n) if n.is_f64() => n
+                            .as_f64()
+                            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                            .map(|f| Value::from(f as u64))
+                            .unwrap_or(Value::Number(n)),
                         other => other,
                     };
                     (k, v)
@@ -180,13 +210,18 @@ fn parse_yaml(text: &str, path: &str) -> Result<Value, ConfigError> {
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
-    let value: Value = serde_saphyr::from_str(text)
-        .map_err(|e| ConfigError::Syntax { path: path.to_owned(), message: e.to_string() })?;
+    let value: Value = serde_saphyr::from_str(text).map_err(|e| ConfigError::Syntax {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
     match value {
         Value::Object(_) | Value::Null => Ok(value),
         other => Err(ConfigError::Syntax {
             path: path.to_owned(),
-            message: format!("the top level must be a mapping of keys, found {}", kind(&other)),
+            message: format!(
+                "the top level must be a mapping of keys, found {}",
+                kind(&other)
+            ),
         }),
     }
 }
@@ -206,7 +241,14 @@ fn normalize(mut user: Value) -> Value {
     if let Some(map) = user.as_object_mut() {
         if let Some(Value::String(name)) = map.get("model").cloned() {
             let name = name.trim().to_owned();
-            map.insert("model".into(), if name.is_empty() { json!({}) } else { json!({"default": name}) });
+            map.insert(
+                "model".into(),
+                if name.is_empty() {
+                    json!({})
+                } else {
+                    json!({"default": name})
+                },
+            );
         }
         if let Some(turns) = map.remove("max_turns") {
             let agent = map.entry("agent").or_insert_with(|| json!({}));
@@ -222,8 +264,14 @@ fn normalize(mut user: Value) -> Value {
 fn expand_vars(v: Value, env: &Env) -> Value {
     match v {
         Value::String(s) => Value::String(expand_str(&s, env)),
-        Value::Array(items) => Value::Array(items.into_iter().map(|i| expand_vars(i, env)).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, expand_vars(v, env))).collect()),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|i| expand_vars(i, env)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, expand_vars(v, env)))
+                .collect(),
+        ),
         other => other,
     }
 }
@@ -271,11 +319,16 @@ fn merge(base: &mut Value, over: Value) {
 }
 
 fn apply_env(tree: &mut Value, env: &Env) {
-    let Some(root) = tree.as_object_mut() else { return };
+    let Some(root) = tree.as_object_mut() else {
+        return;
+    };
     if let Some(p) = env.get("HERMES_INFERENCE_PROVIDER") {
         set_in(root, "model", "provider", json!(p.trim()));
     }
-    if let Some(n) = env.get("HERMES_MAX_ITERATIONS").and_then(|v| v.trim().parse::<u32>().ok()) {
+    if let Some(n) = env
+        .get("HERMES_MAX_ITERATIONS")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+    {
         set_in(root, "agent", "max_turns", json!(n));
     }
 }

@@ -48,15 +48,26 @@ display:
 #[test]
 fn vars_expand_from_env_and_unknown_stay_verbatim() {
     let env = Env::from_pairs([("MY_KEY", "sk-123"), ("HOST", "h")]);
-    let c = load("model:\n  api_key: ${MY_KEY}\n  base_url: http://${HOST}:1/${NOPE}/v1\n", &env).unwrap();
+    let c = load(
+        "model:\n  api_key: ${MY_KEY}\n  base_url: http://${HOST}:1/${NOPE}/v1\n",
+        &env,
+    )
+    .unwrap();
     assert_eq!(c.model.api_key.as_deref(), Some("sk-123"));
     assert_eq!(c.model.base_url.as_deref(), Some("http://h:1/${NOPE}/v1"));
 }
 
 #[test]
 fn env_layer_overrides_the_file() {
-    let env = Env::from_pairs([("HERMES_INFERENCE_PROVIDER", "openrouter"), ("HERMES_MAX_ITERATIONS", "7")]);
-    let c = load("model:\n  provider: custom\nagent:\n  max_turns: 12\n", &env).unwrap();
+    let env = Env::from_pairs([
+        ("HERMES_INFERENCE_PROVIDER", "openrouter"),
+        ("HERMES_MAX_ITERATIONS", "7"),
+    ]);
+    let c = load(
+        "model:\n  provider: custom\nagent:\n  max_turns: 12\n",
+        &env,
+    )
+    .unwrap();
     assert_eq!(c.model.provider.as_deref(), Some("openrouter"));
     assert_eq!(c.agent.max_turns, 7);
 }
@@ -70,7 +81,11 @@ fn legacy_shapes_are_normalised() {
 
 #[test]
 fn malformed_yaml_reports_line_and_column() {
-    let err = load("model:\n  provider: custom\n  default: [unclosed\nagent: {\n", &Env::default()).unwrap_err();
+    let err = load(
+        "model:\n  provider: custom\n  default: [unclosed\nagent: {\n",
+        &Env::default(),
+    )
+    .unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, ConfigError::Syntax { .. }), "{msg}");
     assert!(msg.contains("line"), "{msg}");

@@ -17,7 +17,12 @@ impl Env {
         K: Into<String>,
         V: Into<String>,
     {
-        Self { vars: pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
+        Self {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
     }
 
     /// Layers the variables of a dotenv file over these; values from the file win.
@@ -39,7 +44,10 @@ impl Env {
 
     /// A variable's value, treating empty as unset.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.vars.get(key).map(String::as_str).filter(|v| !v.trim().is_empty())
+        self.vars
+            .get(key)
+            .map(String::as_str)
+            .filter(|v| !v.trim().is_empty())
     }
 
     /// Sets a variable.
@@ -61,7 +69,11 @@ mod tests {
     fn dotenv_overrides_process_values_and_missing_file_is_fine() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".env");
-        std::fs::write(&path, "# comment\nOPENROUTER_API_KEY=sk-or-file\nQUOTED=\"a b\"\nexport X=1\n").unwrap();
+        std::fs::write(
+            &path,
+            "# comment\nOPENROUTER_API_KEY=sk-or-file\nQUOTED=\"a b\"\nexport X=1\n",
+        )
+        .unwrap();
         let mut env = Env::from_pairs([("OPENROUTER_API_KEY", "stale"), ("KEEP", "k")]);
         let set = env.load_dotenv(&path).unwrap();
         assert_eq!(set.len(), 3);
@@ -69,7 +81,11 @@ mod tests {
         assert_eq!(env.get("QUOTED"), Some("a b"));
         assert_eq!(env.get("X"), Some("1"));
         assert_eq!(env.get("KEEP"), Some("k"));
-        assert!(env.load_dotenv(&dir.path().join("nope")).unwrap().is_empty());
+        assert!(
+            env.load_dotenv(&dir.path().join("nope"))
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

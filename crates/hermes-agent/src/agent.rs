@@ -1,0 +1,307 @@
+//! The agent: a conversation plus the loop that drives one turn.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use hermes_llm::{ChatRequest, Completion, LlmError, Provider, StreamAccumulator, StreamDelta};
+use hermes_protocol::{Event, Message, ToolCall, TurnEnd, Usage};
+use hermes_tools::{Registry, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+use crate::budget::{CallKind, TurnBudget};
+use crate::dispatch::run_batch;
+use crate::plan::PreparedCall;
+use crate::repair::repair_arguments;
+use crate::{EventSink, wire};
+
+/// The message sent when the model keeps calling tools after its budget is spent.
+pub const SUMMARY_REQUEST: &str =
+    "You have reached your iteration limit. Please summarize what you have accomplished so far.";
+
+/// Settings for one agent.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Model id sent to the provider.
+    pub model: String,
+    /// API calls allowed per turn before the grace call.
+    pub max_turns: u32,
+    /// Output token cap per call.
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Working directory for tools.
+    pub cwd: PathBuf,
+    /// Session id, passed to tools.
+    pub session_id: String,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResult {
+    /// The final assistant text (the forced summary when the budget ran out).
+    pub final_text: String,
+    /// Why it ended.
+    pub reason: TurnEnd,
+    /// Tokens used by the turn.
+    pub usage: Usage,
+    /// API calls made.
+    pub api_calls: u32,
+}
+
+/// Why a turn failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The provider failed for good.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// A tool failed in a way the model cannot fix.
+    #[error("tool {tool} failed: {message}")]
+    Tool {
+        /// The tool.
+        tool: String,
+        /// What happened.
+        message: String,
+    },
+}
+
+/// A conversation with a model and its tools.
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    tools: Registry,
+    options: AgentOptions,
+    messages: Vec<Message>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("provider", &self.provider.name())
+            .field("tools", &self.tools)
+            .field("options", &self.options)
+            .field("messages", &self.messages.len())
+            .finish()
+    }
+}
+
+impl Agent {
+    /// An agent with an optional system prompt and an existing history (empty for a new session).
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: Registry,
+        options: AgentOptions,
+        system_prompt: Option<String>,
+        history: Vec<Message>,
+    ) -> Self {
+        let mut messages = Vec::with_capacity(history.len() + 1);
+        if let Some(prompt) = system_prompt.filter(|p| !p.trim().is_empty()) {
+            messages.push(Message::system(prompt));
+        }
+        messages.extend(
+            history
+                .into_iter()
+                .filter(|m| m.role != hermes_protocol::Role::System),
+        );
+        Self {
+            provider,
+            tools,
+            options,
+            messages,
+        }
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The tools this agent offers.
+    pub fn tools(&self) -> &Registry {
+        &self.tools
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
+    fn push(&mut self, message: Message, events: &EventSink) {
+        let _ = events.send(Event::MessageAppended {
+            message: message.clone(),
+        });
+        self.messages.push(message);
+    }
+
+    /// Runs one turn: the user's message, model calls and tool rounds until the
+    /// model answers, the budget forces a summary, or `cancel` fires.
+    pub async fn run_turn(
+        &mut self,
+        input: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<TurnResult, AgentError> {
+        self.push(Message::user(input), events);
+        let mut budget = TurnBudget::new(self.options.max_turns);
+        let mut usage = Usage::default();
+        let mut api_calls = 0u32;
+        let result = loop {
+            if cancel.is_cancelled() {
+                break interrupted(usage, api_calls);
+            }
+            let kind = budget.next_call();
+            if kind == CallKind::Summary {
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "Iteration budget of {} calls spent; asking for a summary.",
+                        budget.used()
+                    ),
+                });
+                self.push(Message::user(SUMMARY_REQUEST), events);
+            }
+            let completion = match self
+                .call_model(kind != CallKind::Summary, events, cancel)
+                .await
+            {
+                Ok(c) => c,
+                Err(LlmError::Cancelled) => break interrupted(usage, api_calls),
+                Err(e) => return Err(e.into()),
+            };
+            api_calls += 1;
+            if let Some(u) = &completion.usage {
+                usage.add(u);
+            }
+            let mut reply = completion.message;
+            if reply.tool_calls.is_empty() || kind == CallKind::Summary {
+                reply.tool_calls.clear();
+                let text = reply.content.clone().unwrap_or_default();
+                reply.content = Some(text.clone());
+                self.push(reply, events);
+                let reason = if kind == CallKind::Normal {
+                    TurnEnd::Completed
+                } else {
+                    TurnEnd::BudgetExhausted
+                };
+                break TurnResult {
+                    final_text: text,
+                    reason,
+                    usage,
+                    api_calls,
+                };
+            }
+            if kind == CallKind::Grace {
+                // The grace call exists to let the model answer; its tool calls are not run.
+                continue;
+            }
+            let prepared = self.prepare_calls(&mut reply, events);
+            self.push(reply, events);
+            let ctx = ToolContext {
+                cwd: self.options.cwd.clone(),
+                cancel: cancel.child_token(),
+                session_id: self.options.session_id.clone(),
+            };
+            let results = run_batch(&prepared, &self.tools, &ctx, events).await;
+            let mut fatal = None;
+            for r in results {
+                if let (None, Some(msg)) = (&fatal, r.fatal.clone()) {
+                    fatal = Some((r.name.clone(), msg));
+                }
+                self.push(Message::tool_result(r.id, r.name, r.content), events);
+            }
+            if let Some((tool, message)) = fatal {
+                return Err(AgentError::Tool { tool, message });
+            }
+        };
+        let _ = events.send(Event::TurnComplete {
+            final_text: result.final_text.clone(),
+            reason: result.reason,
+            usage: result.usage,
+            api_calls: result.api_calls,
+        });
+        Ok(result)
+    }
+
+    /// Repairs names and arguments in place (so history carries what was run)
+    /// and returns the calls ready to dispatch.
+    fn prepare_calls(&self, reply: &mut Message, events: &EventSink) -> Vec<PreparedCall> {
+        let mut prepared = Vec::with_capacity(reply.tool_calls.len());
+        for (index, call) in reply.tool_calls.iter_mut().enumerate() {
+            if call.id.trim().is_empty() {
+                call.id = format!("call_{index}");
+            }
+            self.repair_name(call, events);
+            let repaired = repair_arguments(&call.function.arguments);
+            if let Some(fix) = repaired.fix {
+                let _ = events.send(Event::Status {
+                    message: format!("Repaired arguments of {} ({fix}).", call.function.name),
+                });
+                call.function.arguments = repaired.json.clone();
+            }
+            let args =
+                serde_json::from_str(&repaired.json).unwrap_or_else(|_| serde_json::json!({}));
+            prepared.push(PreparedCall {
+                index,
+                id: call.id.clone(),
+                name: call.function.name.clone(),
+                args,
+                args_text: call.function.arguments.clone(),
+            });
+        }
+        prepared
+    }
+
+    fn repair_name(&self, call: &mut ToolCall, events: &EventSink) {
+        if self.tools.get(&call.function.name).is_some() {
+            return;
+        }
+        if let Some(fixed) = self.tools.closest(&call.function.name) {
+            let _ = events.send(Event::Status {
+                message: format!("Repaired tool name '{}' to '{fixed}'.", call.function.name),
+            });
+            call.function.name = fixed.to_owned();
+        }
+    }
+
+    async fn call_model(
+        &self,
+        offer_tools: bool,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let request = ChatRequest {
+            model: self.options.model.clone(),
+            messages: wire::sanitize(&self.messages),
+            tools: if offer_tools {
+                self.tools.schemas()
+            } else {
+                Vec::new()
+            },
+            max_tokens: self.options.max_tokens,
+            temperature: self.options.temperature,
+        };
+        let mut stream = self.provider.stream(&request, cancel).await?;
+        let mut acc = StreamAccumulator::new();
+        while let Some(delta) = stream.next().await {
+            let delta = delta?;
+            match &delta {
+                StreamDelta::Text(text) => {
+                    let _ = events.send(Event::TextDelta { text: text.clone() });
+                }
+                StreamDelta::Reasoning(text) => {
+                    let _ = events.send(Event::ReasoningDelta { text: text.clone() });
+                }
+                _ => {}
+            }
+            acc.push(&delta);
+        }
+        Ok(acc.finish())
+    }
+}
+
+fn interrupted(usage: Usage, api_calls: u32) -> TurnResult {
+    TurnResult {
+        final_text: String::new(),
+        reason: TurnEnd::Interrupted,
+        usage,
+        api_calls,
+    }
+}

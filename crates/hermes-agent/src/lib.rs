@@ -1,0 +1,17 @@
+//! The agent loop: one turn is user message → model call → tool calls → results →
+//! model call … until the model answers. Everything observable leaves as [`Event`]s.
+//!
+//! [`Event`]: hermes_protocol::Event
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod agent;
+pub mod budget;
+pub mod dispatch;
+pub mod plan;
+pub mod repair;
+pub mod wire;
+
+pub use agent::{Agent, AgentError, AgentOptions, SUMMARY_REQUEST, TurnResult};
+
+/// Where the agent sends its events.
+pub type EventSink = tokio::sync::mpsc::UnboundedSender<hermes_protocol::Event>;

@@ -1,0 +1,236 @@
+//! `Agent::run_turn` against the scripted mock, with test tools whose timing we control.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use hermes_agent::{Agent, AgentError, AgentOptions};
+use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider};
+use hermes_mock::{MockServer, Reply};
+use hermes_protocol::{Event, Role, ToolSchema, TurnEnd};
+use hermes_tools::{ParallelClass, Registry, Tool, ToolContext, ToolError, ToolResult};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// Sleeps `ms` (or until cancelled), then echoes its label.
+struct Sleepy {
+    name: &'static str,
+    class: ParallelClass,
+}
+
+impl Tool for Sleepy {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn toolset(&self) -> &str {
+        "test"
+    }
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: self.name.into(),
+            description: "test".into(),
+            parameters: json!({"type": "object"}),
+        }
+    }
+    fn parallel_class(&self) -> ParallelClass {
+        self.class
+    }
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let ms = args["ms"].as_u64().unwrap_or(0);
+            if args["fatal"] == true {
+                return Err(ToolError::Fatal("disk on fire".into()));
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(json!({"label": args["label"]}).to_string()),
+                _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
+            }
+        })
+    }
+}
+
+fn agent(mock: &MockServer, max_turns: u32) -> Agent {
+    let provider =
+        ChatCompletionsProvider::new("custom", ChatCompletionsConfig::new(mock.base_url()))
+            .unwrap();
+    let mut tools = Registry::new();
+    tools.register(Arc::new(Sleepy {
+        name: "sleepy",
+        class: ParallelClass::ReadOnly,
+    }));
+    tools.register(Arc::new(Sleepy {
+        name: "exclusive",
+        class: ParallelClass::Exclusive,
+    }));
+    let options = AgentOptions {
+        model: "mock-model".into(),
+        max_turns,
+        max_tokens: None,
+        temperature: None,
+        cwd: std::env::temp_dir(),
+        session_id: "test".into(),
+    };
+    Agent::new(
+        Arc::new(provider),
+        tools,
+        options,
+        Some("system".into()),
+        Vec::new(),
+    )
+}
+
+fn collect(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        out.push(e);
+    }
+    out
+}
+
+#[tokio::test]
+async fn read_only_calls_run_concurrently_and_results_keep_call_order() {
+    let mock = MockServer::start();
+    mock.push(Reply::tool_calls(&[
+        ("slow", "sleepy", r#"{"ms": 400, "label": "slow"}"#),
+        ("fast", "sleepy", r#"{"ms": 10, "label": "fast"}"#),
+    ]));
+    mock.push(Reply::text("both done"));
+    let mut agent = agent(&mock, 10);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let result = agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(result.final_text, "both done");
+    assert_eq!(result.api_calls, 2);
+
+    let finished: Vec<String> = collect(&mut rx)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolFinished { call_id, .. } => Some(call_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        finished,
+        vec!["fast", "slow"],
+        "the fast call finished first, so they overlapped"
+    );
+
+    let tool_ids: Vec<_> = agent
+        .messages()
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.tool_call_id.clone().unwrap())
+        .collect();
+    assert_eq!(
+        tool_ids,
+        vec!["slow", "fast"],
+        "history keeps the model's call order"
+    );
+    for body in mock.chat_requests() {
+        hermes_mock::check_conversation(&body).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn exclusive_calls_run_one_after_another() {
+    let mock = MockServer::start();
+    mock.push(Reply::tool_calls(&[
+        ("slow", "exclusive", r#"{"ms": 200, "label": "slow"}"#),
+        ("fast", "exclusive", r#"{"ms": 1, "label": "fast"}"#),
+    ]));
+    mock.push(Reply::text("ok"));
+    let mut agent = agent(&mock, 10);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    let finished: Vec<String> = collect(&mut rx)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolFinished { call_id, .. } => Some(call_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished, vec!["slow", "fast"]);
+}
+
+#[tokio::test]
+async fn interrupt_cancels_the_running_tool_and_keeps_history_valid() {
+    let mock = MockServer::start();
+    mock.push(Reply::tool_call(
+        "long",
+        "sleepy",
+        r#"{"ms": 30000, "label": "never"}"#,
+    ));
+    let mut agent = agent(&mock, 10);
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let started = std::time::Instant::now();
+    let result = agent.run_turn("go", &tx, &cancel).await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(result.reason, TurnEnd::Interrupted);
+    let last = agent.messages().last().unwrap();
+    assert_eq!(last.role, Role::Tool);
+    assert!(last.text().contains("Interrupted"), "{}", last.text());
+    assert_eq!(
+        mock.chat_requests().len(),
+        1,
+        "no model call after the interrupt"
+    );
+}
+
+#[tokio::test]
+async fn a_fatal_tool_failure_ends_the_turn_after_recording_a_result() {
+    let mock = MockServer::start();
+    mock.push(Reply::tool_call("c1", "exclusive", r#"{"fatal": true}"#));
+    let mut agent = agent(&mock, 10);
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let err = agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, AgentError::Tool { tool, .. } if tool == "exclusive"),
+        "{err}"
+    );
+    assert_eq!(agent.messages().last().unwrap().role, Role::Tool);
+}
+
+#[tokio::test]
+async fn events_report_each_appended_message_in_order() {
+    let mock = MockServer::start();
+    mock.push(Reply::tool_call(
+        "c1",
+        "sleepy",
+        r#"{"ms": 1, "label": "x"}"#,
+    ));
+    mock.push(Reply::text("fin"));
+    let mut agent = agent(&mock, 10);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    let appended: Vec<Role> = collect(&mut rx)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::MessageAppended { message } => Some(message.role),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        appended,
+        vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+    assert_eq!(agent.messages().len(), 5, "system + the four appended");
+}

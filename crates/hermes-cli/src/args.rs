@@ -1,0 +1,76 @@
+//! Command-line arguments, with the reference's names.
+
+use clap::{Args, Parser, Subcommand};
+
+/// Hermes: a self-improving, tool-using AI agent.
+#[derive(Debug, Parser)]
+#[command(name = "hermes", version, about, disable_version_flag = true)]
+pub struct Cli {
+    /// Print the version and exit.
+    #[arg(short = 'V', long = "version")]
+    pub version: bool,
+
+    /// One-shot mode: send PROMPT and print only the final answer to stdout.
+    #[arg(short = 'z', long = "oneshot", value_name = "PROMPT")]
+    pub oneshot: Option<String>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Chat with the agent (interactive, or one query with -q).
+    Chat(ChatArgs),
+}
+
+/// `hermes chat` flags.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// A single query (non-interactive mode).
+    #[arg(short = 'q', long = "query", value_name = "QUERY")]
+    pub query: Option<String>,
+
+    /// Quiet mode for programs: only the final answer on stdout, the session id on stderr.
+    #[arg(short = 'Q', long = "quiet")]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Flags shared by the top level (`-z`) and `chat`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunArgs {
+    /// Model to use (e.g. anthropic/claude-sonnet-4).
+    #[arg(short = 'm', long = "model", global = true)]
+    pub model: Option<String>,
+
+    /// Inference provider (openrouter, openai, custom, or an alias such as ollama).
+    #[arg(long = "provider", global = true)]
+    pub provider: Option<String>,
+
+    /// Comma-separated toolsets to enable (default: config `toolsets`, i.e. hermes-cli).
+    #[arg(short = 't', long = "toolsets", global = true, value_name = "LIST")]
+    pub toolsets: Option<String>,
+
+    /// Maximum model calls per turn before the agent must summarise (default: agent.max_turns, 90).
+    #[arg(long = "max-turns", global = true, value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// Skip dangerous-command approval prompts.
+    #[arg(long = "yolo", global = true)]
+    pub yolo: bool,
+
+    /// Ignore config.yaml and use built-in defaults (.env credentials still load).
+    #[arg(long = "ignore-user-config", global = true)]
+    pub ignore_user_config: bool,
+
+    /// Skip injected context files (AGENTS.md, SOUL.md, .cursorrules, memory).
+    #[arg(long = "ignore-rules", global = true)]
+    pub ignore_rules: bool,
+}

@@ -1,0 +1,362 @@
+//! `hermes chat` and `hermes -z`: set up an agent from config and run turns.
+
+use std::collections::HashMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use hermes_agent::{Agent, AgentError, AgentOptions};
+use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError};
+use hermes_protocol::{Event, TurnEnd};
+use hermes_state::{Config, Env, HermesHome};
+use hermes_tools::Registry;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{ChatArgs, Cli, Command, RunArgs};
+use crate::render::{Renderer, Verbosity};
+use crate::runtime::{self, Runtime};
+use crate::session_id::new_session_id;
+
+/// Exit code when the turn was interrupted (as shells report SIGINT).
+const EXIT_INTERRUPTED: u8 = 130;
+
+const DEFAULT_IDENTITY: &str = "You are Hermes, a capable AI agent working in the user's terminal. \
+You can run shell commands, read, write, patch and search files, and keep a task list. Use tools \
+to find out rather than guess, act on the user's behalf when asked, and finish with a short, \
+direct answer that says what you did and what you found.";
+
+/// How the output of a run is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Streamed answer, tool progress, session id hint.
+    Interactive,
+    /// `chat -Q`: final answer on stdout, `session_id:` on stderr.
+    Quiet,
+    /// `-z`: final answer only.
+    Oneshot,
+}
+
+/// Entry point after argument parsing.
+pub async fn dispatch(cli: Cli) -> ExitCode {
+    let result = match (cli.oneshot, cli.command) {
+        (Some(prompt), _) => run_query(&cli.run, prompt, Mode::Oneshot).await,
+        (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
+        (None, None) => {
+            run_chat(
+                ChatArgs {
+                    query: None,
+                    quiet: false,
+                    run: RunArgs::default(),
+                },
+                &cli.run,
+            )
+            .await
+        }
+    };
+    result.unwrap_or_else(|e| fail(&e))
+}
+
+/// Prints an error the way the binary reports them and returns exit code 1.
+pub fn fail(err: &anyhow::Error) -> ExitCode {
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("error: {err:#}");
+    }
+    ExitCode::FAILURE
+}
+
+async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
+    let run = merge(&chat.run, top);
+    match chat.query {
+        Some(q) => {
+            run_query(
+                &run,
+                q,
+                if chat.quiet {
+                    Mode::Quiet
+                } else {
+                    Mode::Interactive
+                },
+            )
+            .await
+        }
+        None if std::io::stdin().is_terminal() => run_lines(&run, chat.quiet).await,
+        None => {
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                .context("reading the prompt from stdin")?;
+            if input.trim().is_empty() {
+                anyhow::bail!("no prompt given: pass one with -q \"…\" or on standard input");
+            }
+            run_query(
+                &run,
+                input,
+                if chat.quiet {
+                    Mode::Quiet
+                } else {
+                    Mode::Interactive
+                },
+            )
+            .await
+        }
+    }
+}
+
+/// Subcommand flags win over the same flags given before the subcommand.
+fn merge(sub: &RunArgs, top: &RunArgs) -> RunArgs {
+    RunArgs {
+        model: sub.model.clone().or_else(|| top.model.clone()),
+        provider: sub.provider.clone().or_else(|| top.provider.clone()),
+        toolsets: sub.toolsets.clone().or_else(|| top.toolsets.clone()),
+        max_turns: sub.max_turns.or(top.max_turns),
+        yolo: sub.yolo || top.yolo,
+        ignore_user_config: sub.ignore_user_config || top.ignore_user_config,
+        ignore_rules: sub.ignore_rules || top.ignore_rules,
+    }
+}
+
+/// Everything a session needs, built from flags, config and environment.
+struct Session {
+    agent: Agent,
+    emojis: HashMap<String, String>,
+    session_id: String,
+    runtime: Runtime,
+}
+
+async fn build_session(run: &RunArgs) -> Result<Session> {
+    let mut env = Env::from_pairs(std::env::vars());
+    let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
+        .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
+    env.load_dotenv(&home.env_file())
+        .with_context(|| format!("cannot read {}", home.env_file().display()))?;
+    let config = if run.ignore_user_config {
+        Config::without_user_file(&env)
+    } else {
+        Config::load(&home.config_file(), &env)?
+    };
+    let home_text = home.root().display().to_string();
+    let mut rt = runtime::resolve(
+        &config,
+        &env,
+        run.provider.as_deref(),
+        run.model.as_deref(),
+        &home_text,
+    )?;
+    let provider = ChatCompletionsProvider::new(
+        rt.provider.clone(),
+        ChatCompletionsConfig {
+            api_key: rt.api_key.clone(),
+            ..ChatCompletionsConfig::new(rt.base_url.clone())
+        },
+    )?;
+    if rt.model.is_none() {
+        rt.model = Some(discover_model(&provider, &rt).await?);
+    }
+    let toolsets: Vec<String> = match &run.toolsets {
+        Some(list) => list
+            .split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => config.toolsets.clone(),
+    };
+    let tools = Registry::with_builtins().filtered(&toolsets)?;
+    let emojis = tools
+        .names()
+        .filter_map(|n| tools.get(n).map(|t| (n.to_owned(), t.emoji().to_owned())))
+        .collect();
+    let session_id = new_session_id();
+    let options = AgentOptions {
+        model: rt.model.clone().unwrap_or_default(),
+        max_turns: run.max_turns.unwrap_or(config.agent.max_turns),
+        max_tokens: None,
+        temperature: None,
+        cwd: std::env::current_dir().context("cannot read the current directory")?,
+        session_id: session_id.clone(),
+    };
+    let agent = Agent::new(
+        Arc::new(provider),
+        tools,
+        options,
+        Some(DEFAULT_IDENTITY.to_owned()),
+        Vec::new(),
+    );
+    Ok(Session {
+        agent,
+        emojis,
+        session_id,
+        runtime: rt,
+    })
+}
+
+async fn discover_model(provider: &ChatCompletionsProvider, rt: &Runtime) -> Result<String> {
+    match provider.list_models().await {
+        Ok(models) if !models.is_empty() => Ok(models[0].clone()),
+        Ok(_) => anyhow::bail!(
+            "the server at {} lists no models: set model.default in config.yaml or pass -m MODEL",
+            rt.base_url
+        ),
+        Err(e) => anyhow::bail!(
+            "no model configured and the server at {} could not list its models ({e}): set model.default in config.yaml or pass -m MODEL",
+            rt.base_url
+        ),
+    }
+}
+
+async fn run_query(run: &RunArgs, prompt: String, mode: Mode) -> Result<ExitCode> {
+    let mut session = build_session(run).await?;
+    let verbosity = if mode == Mode::Interactive {
+        Verbosity::Normal
+    } else {
+        Verbosity::FinalOnly
+    };
+    let outcome = run_turn(&mut session, &prompt, verbosity).await;
+    let code = report(&session, outcome, mode)?;
+    Ok(code)
+}
+
+async fn run_lines(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
+    let mut session = build_session(run).await?;
+    let verbosity = if quiet {
+        Verbosity::FinalOnly
+    } else {
+        Verbosity::Normal
+    };
+    let mode = if quiet {
+        Mode::Quiet
+    } else {
+        Mode::Interactive
+    };
+    let mut err = std::io::stderr();
+    writeln!(
+        err,
+        "Hermes · {} via {} · type /quit to leave",
+        session.agent.options().model,
+        session.runtime.provider
+    )?;
+    let stdin = std::io::stdin();
+    loop {
+        write!(err, "> ")?;
+        err.flush()?;
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            break;
+        }
+        let line = line.trim();
+        match line {
+            "" => continue,
+            "/quit" | "/exit" | "/q" => break,
+            _ => {}
+        }
+        let outcome = run_turn(&mut session, line, verbosity).await;
+        if let Err(e) = &outcome {
+            writeln!(err, "error: {}", explain(e, &session.runtime))?;
+            continue;
+        }
+        report(
+            &session,
+            outcome,
+            if quiet {
+                Mode::Quiet
+            } else {
+                Mode::Interactive
+            },
+        )?;
+    }
+    if mode == Mode::Interactive {
+        writeln!(err, "session_id: {}", session.session_id)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run_turn(
+    session: &mut Session,
+    prompt: &str,
+    verbosity: Verbosity,
+) -> Result<hermes_agent::TurnResult, AgentError> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let mut renderer = Renderer::new(verbosity, session.emojis.clone());
+    let printer = tokio::spawn(async move {
+        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+        while let Some(event) = rx.recv().await {
+            let _ = renderer.render(&event, &mut out, &mut err);
+        }
+    });
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let outcome = session.agent.run_turn(prompt, &tx, &cancel).await;
+    watcher.abort();
+    drop(tx);
+    let _ = printer.await;
+    outcome
+}
+
+fn report(
+    session: &Session,
+    outcome: Result<hermes_agent::TurnResult, AgentError>,
+    mode: Mode,
+) -> Result<ExitCode> {
+    let result = match outcome {
+        Ok(r) => r,
+        Err(e) => anyhow::bail!("{}", explain(&e, &session.runtime)),
+    };
+    let mut out = std::io::stdout();
+    let mut err = std::io::stderr();
+    if mode != Mode::Interactive {
+        writeln!(out, "{}", result.final_text.trim_end())?;
+    }
+    if mode == Mode::Quiet {
+        writeln!(err, "session_id: {}", session.session_id)?;
+    }
+    if result.reason == TurnEnd::Interrupted {
+        writeln!(err, "Interrupted.")?;
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A failure with advice on what to change.
+fn explain(err: &AgentError, rt: &Runtime) -> String {
+    let AgentError::Llm(llm) = err else {
+        return err.to_string();
+    };
+    let advice = match llm {
+        LlmError::Http {
+            status: 401 | 403, ..
+        } => {
+            format!(
+                "check the API key for provider '{}' (in $HERMES_HOME/.env or config.yaml)",
+                rt.provider
+            )
+        }
+        LlmError::Http { status: 404, .. } => format!(
+            "check the model name ('{}') and base URL ({})",
+            rt.model.as_deref().unwrap_or("?"),
+            rt.base_url
+        ),
+        LlmError::Http { status: 429, .. } => {
+            "the provider is rate limiting: wait a moment and try again".into()
+        }
+        LlmError::Http {
+            status: 500..=599, ..
+        } => "the provider had a server error: try again shortly".into(),
+        LlmError::Transport(_) | LlmError::Timeout(_) => {
+            format!(
+                "could not reach {}: is the server running and the URL right?",
+                rt.base_url
+            )
+        }
+        _ => String::new(),
+    };
+    if advice.is_empty() {
+        format!("the model call failed: {llm}")
+    } else {
+        format!("the model call failed: {llm}\n  → {advice}")
+    }
+}

@@ -1,0 +1,30 @@
+//! The `hermes` binary.
+
+mod args;
+mod chat;
+mod render;
+mod runtime;
+mod session_id;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    if cli.version {
+        #[allow(clippy::print_stdout)]
+        {
+            println!("Hermes Agent (hermes-rs) v{}", env!("CARGO_PKG_VERSION"));
+        }
+        return ExitCode::SUCCESS;
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return chat::fail(&anyhow::anyhow!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(chat::dispatch(cli))
+}

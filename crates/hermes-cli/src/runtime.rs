@@ -1,0 +1,186 @@
+//! Choosing the provider, endpoint, key and model from flags, config and environment.
+
+use hermes_llm::providers::{self, ProviderSpec};
+use hermes_state::{Config, Env};
+
+/// What the agent will talk to.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Runtime {
+    /// Canonical provider id.
+    pub provider: String,
+    /// Endpoint root (…/v1).
+    pub base_url: String,
+    /// API key, if any.
+    pub api_key: Option<String>,
+    /// Model id; `None` means ask the endpoint (custom servers).
+    pub model: Option<String>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// Why no runtime could be chosen; each says what to do.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SetupError {
+    /// Nothing configured at all.
+    #[error(
+        "No inference provider is configured. Set one up in any of these ways:\n  \
+         • put OPENROUTER_API_KEY=… in {home}/.env (provider openrouter)\n  \
+         • put OPENAI_API_KEY=… in {home}/.env (provider openai)\n  \
+         • point at any OpenAI-compatible server: in {home}/config.yaml set\n      \
+         model:\n        provider: custom\n        base_url: http://localhost:8080/v1\n    \
+         or pass --provider custom with CUSTOM_BASE_URL=http://… in the environment"
+    )]
+    NoProvider {
+        /// HERMES_HOME, for the message.
+        home: String,
+    },
+    /// `--provider` / `model.provider` names something unknown.
+    #[error("Unknown provider '{name}'. Known providers: {known}.")]
+    UnknownProvider {
+        /// What was asked for.
+        name: String,
+        /// Comma-separated names.
+        known: String,
+    },
+    /// The provider needs a key that is not set.
+    #[error("Provider '{provider}' needs an API key: set {var} in {home}/.env or the environment.")]
+    MissingKey {
+        /// Provider id.
+        provider: String,
+        /// Env var to set.
+        var: String,
+        /// HERMES_HOME, for the message.
+        home: String,
+    },
+    /// `custom` without an endpoint.
+    #[error(
+        "Provider 'custom' needs the server's URL: set model.base_url in {home}/config.yaml \
+         (e.g. http://localhost:8080/v1) or CUSTOM_BASE_URL in the environment."
+    )]
+    MissingBaseUrl {
+        /// HERMES_HOME, for the message.
+        home: String,
+    },
+}
+
+/// Resolves the runtime. `home` only appears in messages.
+pub fn resolve(
+    cfg: &Config,
+    env: &Env,
+    flag_provider: Option<&str>,
+    flag_model: Option<&str>,
+    home: &str,
+) -> Result<Runtime, SetupError> {
+    let cfg_provider = cfg
+        .model
+        .provider
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+    let requested = flag_provider
+        .or(cfg_provider)
+        .unwrap_or("auto")
+        .trim()
+        .to_ascii_lowercase();
+    let requested = if requested == "auto" {
+        auto_detect(cfg, env, home)?
+    } else {
+        requested
+    };
+    let spec = providers::find(&requested).ok_or_else(|| SetupError::UnknownProvider {
+        name: requested.clone(),
+        known: providers::known_names().join(", "),
+    })?;
+    // Config's base_url/api_key belong to the provider the config names (or to auto/custom).
+    let cfg_applies = match cfg_provider.map(|p| providers::find(p).map(|s| s.id)) {
+        None => true,
+        Some(Some(id)) => id == spec.id,
+        Some(None) => cfg_provider == Some("auto"),
+    };
+    let cfg_base = cfg
+        .model
+        .base_url
+        .as_deref()
+        .filter(|_| cfg_applies)
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let env_base = spec.base_url_env.and_then(|v| env.get(v));
+    let base_url = env_base
+        .or(cfg_base)
+        .or(spec.base_url)
+        .map(|u| u.trim().trim_end_matches('/').to_owned())
+        .ok_or_else(|| SetupError::MissingBaseUrl {
+            home: home.to_owned(),
+        })?;
+    let cfg_key = cfg
+        .model
+        .api_key
+        .as_deref()
+        .filter(|_| cfg_applies)
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let api_key = cfg_key
+        .or_else(|| spec.key_env.iter().find_map(|v| env.get(v)))
+        .map(str::to_owned);
+    if api_key.is_none() && spec.id != "custom" {
+        return Err(SetupError::MissingKey {
+            provider: spec.id.to_owned(),
+            var: spec
+                .key_env
+                .first()
+                .copied()
+                .unwrap_or("API_KEY")
+                .to_owned(),
+            home: home.to_owned(),
+        });
+    }
+    let model = flag_model
+        .or_else(|| env.get("HERMES_INFERENCE_MODEL"))
+        .or(cfg.model.default.as_deref())
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .or(spec.default_model)
+        .map(str::to_owned);
+    Ok(Runtime {
+        provider: spec.id.to_owned(),
+        base_url,
+        api_key,
+        model,
+    })
+}
+
+fn auto_detect(cfg: &Config, env: &Env, home: &str) -> Result<String, SetupError> {
+    let pick = |spec: &ProviderSpec| spec.id.to_owned();
+    if cfg
+        .model
+        .base_url
+        .as_deref()
+        .is_some_and(|u| !u.trim().is_empty())
+        || env.get("CUSTOM_BASE_URL").is_some()
+    {
+        return Ok("custom".into());
+    }
+    for id in ["openrouter", "openai"] {
+        if let Some(spec) =
+            providers::find(id).filter(|s| s.key_env.iter().any(|v| env.get(v).is_some()))
+        {
+            return Ok(pick(spec));
+        }
+    }
+    Err(SetupError::NoProvider {
+        home: home.to_owned(),
+    })
+}
+
+#[cfg(test)]
+#[path = "runtime_tests.rs"]
+mod tests;

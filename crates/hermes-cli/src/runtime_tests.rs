@@ -1,0 +1,108 @@
+use hermes_state::{Config, Env};
+
+use super::*;
+
+fn cfg(yaml: &str) -> Config {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("config.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    Config::load(&p, &Env::default()).unwrap()
+}
+
+#[test]
+fn nothing_configured_says_how_to_configure() {
+    let err = resolve(&Config::default(), &Env::default(), None, None, "/h").unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("OPENROUTER_API_KEY")
+            && msg.contains("/h/config.yaml")
+            && msg.contains("base_url"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn auto_prefers_config_base_url_then_keys() {
+    let rt = resolve(
+        &cfg("model:\n  base_url: http://x:1/v1/\n  default: m\n"),
+        &Env::default(),
+        None,
+        None,
+        "/h",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            rt.provider.as_str(),
+            rt.base_url.as_str(),
+            rt.model.as_deref()
+        ),
+        ("custom", "http://x:1/v1", Some("m"))
+    );
+    let env = Env::from_pairs([("OPENROUTER_API_KEY", "sk-or"), ("OPENAI_API_KEY", "sk-oa")]);
+    let rt = resolve(&Config::default(), &env, None, None, "/h").unwrap();
+    assert_eq!(rt.provider, "openrouter");
+    assert_eq!(rt.api_key.as_deref(), Some("sk-or"));
+    assert_eq!(rt.base_url, "https://openrouter.ai/api/v1");
+}
+
+#[test]
+fn flags_override_config_and_aliases_work() {
+    let env = Env::from_pairs([
+        ("CUSTOM_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("OPENAI_API_KEY", "k"),
+    ]);
+    let rt = resolve(
+        &cfg("model:\n  provider: openai\n  default: gpt\n"),
+        &env,
+        Some("ollama"),
+        Some("llama3"),
+        "/h",
+    )
+    .unwrap();
+    assert_eq!(rt.provider, "custom");
+    assert_eq!(rt.base_url, "http://127.0.0.1:9/v1");
+    assert_eq!(rt.model.as_deref(), Some("llama3"));
+}
+
+#[test]
+fn missing_key_and_unknown_provider_are_explained() {
+    let err = resolve(
+        &Config::default(),
+        &Env::default(),
+        Some("openai"),
+        None,
+        "/h",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+    let err = resolve(
+        &Config::default(),
+        &Env::default(),
+        Some("bogus"),
+        None,
+        "/h",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("openrouter"), "{err}");
+    let err = resolve(
+        &Config::default(),
+        &Env::default(),
+        Some("custom"),
+        None,
+        "/h",
+    )
+    .unwrap_err();
+    assert!(matches!(err, SetupError::MissingBaseUrl { .. }));
+}
+
+#[test]
+fn config_credentials_do_not_leak_to_another_provider() {
+    let c =
+        cfg("model:\n  provider: custom\n  base_url: http://mine/v1\n  api_key: secret-custom\n");
+    let env = Env::from_pairs([("OPENROUTER_API_KEY", "sk-or")]);
+    let rt = resolve(&c, &env, Some("openrouter"), None, "/h").unwrap();
+    assert_eq!(rt.base_url, "https://openrouter.ai/api/v1");
+    assert_eq!(rt.api_key.as_deref(), Some("sk-or"));
+    assert!(!format!("{rt:?}").contains("sk-or"));
+}

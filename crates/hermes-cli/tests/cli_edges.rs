@@ -1,0 +1,195 @@
+//! Flags, exit codes and error messages of the binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use hermes_mock::Reply;
+use support::*;
+
+#[test]
+fn version_and_help() {
+    let sb = Sandbox::start();
+    let out = sb.command().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        stdout(&out).starts_with("Hermes Agent (hermes-rs) v"),
+        "{}",
+        stdout(&out)
+    );
+    let out = sb.command().args(["chat", "--help"]).output().unwrap();
+    let help = stdout(&out);
+    for flag in [
+        "--query",
+        "--quiet",
+        "--model",
+        "--provider",
+        "--toolsets",
+        "--max-turns",
+        "--yolo",
+        "--ignore-user-config",
+        "--ignore-rules",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from help:\n{help}");
+    }
+}
+
+#[test]
+fn oneshot_prints_only_the_final_answer() {
+    let sb = Sandbox::start();
+    sb.mock
+        .push(Reply::tool_call("c1", "terminal", r#"{"command":"true"}"#));
+    sb.mock.push(Reply::text("Just the answer."));
+    let out = sb.command().args(["-z", "do it"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Just the answer.\n");
+    assert!(!stderr(&out).contains("session_id"), "{}", stderr(&out));
+}
+
+#[test]
+fn no_provider_configured_explains_how_to_configure_one() {
+    let sb = Sandbox::start();
+    std::fs::remove_file(sb.home.path().join("config.yaml")).unwrap();
+    let out = sb.chat("hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("No inference provider is configured"), "{err}");
+    assert!(
+        err.contains("OPENROUTER_API_KEY") && err.contains("base_url"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn api_failure_exits_1_with_the_status_and_advice() {
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::error(
+        401,
+        r#"{"error":{"message":"invalid api key"}}"#,
+    ));
+    let out = sb.chat("hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("401") && err.contains("invalid api key"),
+        "{err}"
+    );
+    assert!(err.contains("check the API key"), "{err}");
+}
+
+#[test]
+fn unreachable_server_names_the_url() {
+    let sb = Sandbox::start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    std::fs::write(
+        sb.home.path().join("config.yaml"),
+        format!("model:\n  provider: custom\n  base_url: {url}\n  default: m\n"),
+    )
+    .unwrap();
+    let out = sb.chat("hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("could not reach {url}")), "{err}");
+}
+
+#[test]
+fn server_error_is_reported_not_hidden() {
+    let sb = Sandbox::start();
+    // No scripted reply: the mock answers 500.
+    let out = sb.chat("hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("500") && err.contains("server error"), "{err}");
+}
+
+#[test]
+fn ignore_user_config_uses_env_only() {
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("from env"));
+    let mut cmd = sb.command();
+    cmd.env("CUSTOM_BASE_URL", sb.mock.base_url());
+    std::fs::write(
+        sb.home.path().join("config.yaml"),
+        "model:\n  provider: openai\n",
+    )
+    .unwrap();
+    let out = cmd
+        .args([
+            "chat",
+            "-q",
+            "hi",
+            "-Q",
+            "--ignore-user-config",
+            "-m",
+            "envmodel",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(sb.requests()[0]["model"], "envmodel");
+}
+
+#[test]
+fn malformed_config_is_reported_with_its_position() {
+    let sb = Sandbox::start();
+    std::fs::write(
+        sb.home.path().join("config.yaml"),
+        "model:\n  provider: custom\n  default: [oops\n",
+    )
+    .unwrap();
+    let out = sb.chat("hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("config.yaml") && err.contains("line"), "{err}");
+}
+
+#[test]
+fn dotenv_in_home_supplies_the_endpoint() {
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("dotenv works"));
+    std::fs::remove_file(sb.home.path().join("config.yaml")).unwrap();
+    std::fs::write(
+        sb.home.path().join(".env"),
+        format!(
+            "CUSTOM_BASE_URL={}\nHERMES_INFERENCE_MODEL=m1\n",
+            sb.mock.base_url()
+        ),
+    )
+    .unwrap();
+    let out = sb.chat("hi", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "dotenv works\n");
+}
+
+#[test]
+fn prompt_can_come_from_stdin() {
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("piped"));
+    let mut child = sb
+        .command()
+        .args(["chat", "-Q"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"question from a pipe\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "piped\n");
+    assert_eq!(
+        sb.requests()[0]["messages"][1]["content"],
+        "question from a pipe\n"
+    );
+}

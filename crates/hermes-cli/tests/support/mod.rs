@@ -1,0 +1,94 @@
+//! Shared helpers: run the built `hermes` binary against the mock provider in an
+//! isolated HERMES_HOME and working directory.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use hermes_mock::MockServer;
+use serde_json::Value;
+
+/// An isolated home + workdir + mock server.
+pub struct Sandbox {
+    pub mock: MockServer,
+    pub home: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// A sandbox whose config.yaml points `provider: custom` at the mock.
+    pub fn start() -> Self {
+        let mock = MockServer::start();
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let config = format!(
+            "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\n",
+            mock.base_url()
+        );
+        std::fs::write(home.path().join("config.yaml"), config).unwrap();
+        Self { mock, home, work }
+    }
+
+    pub fn work_path(&self, name: &str) -> PathBuf {
+        self.work.path().join(name)
+    }
+
+    /// The binary with a clean environment: no provider keys leak in from the host.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("HERMES_HOME", self.home.path())
+            .current_dir(self.work.path())
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// `hermes chat -q PROMPT -Q` plus extra args.
+    pub fn chat(&self, prompt: &str, extra: &[&str]) -> Output {
+        let mut cmd = self.command();
+        cmd.args(["chat", "-q", prompt, "-Q"]).args(extra);
+        cmd.output().unwrap()
+    }
+
+    /// Chat-completions request bodies, each checked for a valid conversation.
+    pub fn requests(&self) -> Vec<Value> {
+        let bodies = self.mock.chat_requests();
+        for (i, body) in bodies.iter().enumerate() {
+            if let Err(e) = hermes_mock::check_conversation(body) {
+                panic!("request {i} has an invalid conversation: {e}\n{body:#}");
+            }
+        }
+        bodies
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Messages of a request with the given role.
+pub fn messages_with_role<'a>(body: &'a Value, role: &str) -> Vec<&'a Value> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .collect()
+}
+
+/// Parses a tool message's JSON content.
+pub fn tool_content(msg: &Value) -> Value {
+    serde_json::from_str(msg["content"].as_str().unwrap()).unwrap()
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}

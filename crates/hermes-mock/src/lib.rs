@@ -1,0 +1,176 @@
+//! A scripted mock of an OpenAI-compatible chat-completions server, for tests.
+//!
+//! [`MockServer::start`] binds `127.0.0.1:0` and serves from its own thread,
+//! so it works from plain `#[test]`s, `#[tokio::test]`s and tests that run the
+//! `hermes` binary as a subprocess. Each `POST …/chat/completions` consumes
+//! the next queued [`Reply`]; every request is recorded for later inspection.
+//!
+//! The HTTP/1.1 server is hand-rolled so tests control the bytes: delays
+//! between SSE chunks, streams cut mid-way. Every response carries
+//! `Connection: close`.
+
+mod conversation;
+mod http;
+mod reply;
+mod server;
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+pub use conversation::check_conversation;
+pub use reply::Reply;
+
+/// One request as the mock received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    /// `GET`, `POST` …
+    pub method: String,
+    /// The request target, query included (`/v1/chat/completions`).
+    pub path: String,
+    /// Headers in arrival order, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON; `Null` when empty or not JSON.
+    pub body: serde_json::Value,
+    /// The body as text (lossy UTF-8).
+    pub raw_body: String,
+}
+
+impl RecordedRequest {
+    /// The first header called `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether this is a chat-completions call.
+    pub fn is_chat(&self) -> bool {
+        self.method == "POST" && path_only(&self.path).ends_with("/chat/completions")
+    }
+}
+
+pub(crate) fn path_only(target: &str) -> &str {
+    target.split('?').next().unwrap_or(target)
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub replies: VecDeque<Reply>,
+    pub requests: Vec<RecordedRequest>,
+}
+
+pub(crate) type Shared = Arc<Mutex<State>>;
+
+pub(crate) fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The running mock server; dropping it shuts the server down.
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    state: Shared,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Starts a server on `127.0.0.1` at a free port, on its own thread.
+    ///
+    /// # Panics
+    ///
+    /// When no local port can be bound or no thread can be started; use
+    /// [`MockServer::try_start`] to handle that.
+    #[allow(clippy::panic)]
+    pub fn start() -> MockServer {
+        match Self::try_start() {
+            Ok(server) => server,
+            Err(e) => panic!("hermes-mock: cannot start the mock server: {e}"),
+        }
+    }
+
+    /// Like [`MockServer::start`], reporting failures instead of panicking.
+    pub fn try_start() -> io::Result<MockServer> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let state: Shared = Arc::default();
+        let (tx, rx) = oneshot::channel();
+        let thread_state = Arc::clone(&state);
+        let thread = std::thread::Builder::new()
+            .name(format!("hermes-mock-{}", addr.port()))
+            .spawn(move || runtime.block_on(server::serve(listener, thread_state, rx)))?;
+        Ok(MockServer {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// The base URL to configure a client with: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The socket address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues a reply for the next unanswered chat-completions request.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.state).replies.push_back(reply);
+    }
+
+    /// Queues several replies, in order.
+    pub fn push_all(&self, replies: impl IntoIterator<Item = Reply>) {
+        lock(&self.state).replies.extend(replies);
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state).requests.clone()
+    }
+
+    /// The JSON bodies of the chat-completions requests, in arrival order.
+    pub fn chat_requests(&self) -> Vec<serde_json::Value> {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter(|r| r.is_chat())
+            .map(|r| r.body.clone())
+            .collect()
+    }
+
+    /// How many queued replies have not been consumed yet.
+    pub fn remaining(&self) -> usize {
+        lock(&self.state).replies.len()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "lib_tests.rs"]
+mod tests;

@@ -1,0 +1,148 @@
+//! The accept loop and the handling of one connection.
+
+use std::io;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+use crate::http::{self, Head};
+use crate::reply::{Rendered, Reply, RequestInfo};
+use crate::{RecordedRequest, Shared, lock, path_only};
+
+/// Accepts connections until `shutdown` fires (or its sender is dropped).
+pub(crate) async fn serve(
+    listener: std::net::TcpListener,
+    state: Shared,
+    mut shutdown: oneshot::Receiver<()>,
+) {
+    let Ok(listener) = TcpListener::from_std(listener) else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => {
+                if let Ok((socket, _)) = accepted {
+                    let _ = socket.set_nodelay(true);
+                    tokio::spawn(handle(socket, state.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// What to answer a request with.
+enum Answer {
+    Scripted(Box<Reply>, RequestInfo),
+    Plain(u16, String),
+}
+
+async fn handle(socket: TcpStream, state: Shared) {
+    // Errors only mean the client went away; nothing to report.
+    let _ = serve_one(socket, state).await;
+}
+
+async fn serve_one(socket: TcpStream, state: Shared) -> io::Result<()> {
+    let (read_half, mut writer) = socket.into_split();
+    let mut reader = BufReader::new(read_half);
+    let Some(head) = http::read_head(&mut reader).await? else {
+        return Ok(());
+    };
+    if head
+        .header("expect")
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
+    {
+        writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").await?;
+    }
+    let body = http::read_body(&mut reader, &head).await?;
+    let answer = record_and_pick(&state, head, &body);
+    match answer {
+        Answer::Plain(status, body) => {
+            http::write_full(&mut writer, status, "application/json", &[], &body).await?;
+        }
+        Answer::Scripted(reply, info) => send_reply(&mut writer, &reply, &info).await?,
+    }
+    writer.shutdown().await
+}
+
+/// Records the request, then picks the answer (consuming a reply for chat calls).
+fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
+    let raw_body = String::from_utf8_lossy(body).into_owned();
+    let json: Value = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
+    let recorded = RecordedRequest {
+        method: head.method,
+        path: head.path,
+        headers: head.headers,
+        body: json,
+        raw_body,
+    };
+    let path = path_only(&recorded.path).trim_end_matches('/').to_owned();
+    let is_chat = recorded.is_chat();
+    let info = RequestInfo::from_body(&recorded.body, body.len());
+    let mut guard = lock(state);
+    guard.requests.push(recorded);
+    if is_chat {
+        return match guard.replies.pop_front() {
+            Some(reply) => Answer::Scripted(Box::new(reply), info),
+            None => Answer::Plain(
+                500,
+                json!({"error": {"message": "hermes-mock: no scripted reply left"}}).to_string(),
+            ),
+        };
+    }
+    drop(guard);
+    if path.ends_with("/models") {
+        let list = json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]});
+        return Answer::Plain(200, list.to_string());
+    }
+    Answer::Plain(
+        404,
+        json!({"error": {"message": "hermes-mock: unknown route"}}).to_string(),
+    )
+}
+
+async fn pause(d: Option<Duration>) {
+    if let Some(d) = d.filter(|d| !d.is_zero()) {
+        tokio::time::sleep(d).await;
+    }
+}
+
+async fn send_reply<W: tokio::io::AsyncWrite + Unpin>(
+    w: &mut W,
+    reply: &Reply,
+    info: &RequestInfo,
+) -> io::Result<()> {
+    pause(reply.delay).await;
+    match reply.render(info) {
+        Rendered::Full {
+            status,
+            content_type,
+            body,
+        } => http::write_full(w, status, content_type, &reply.headers, &body).await,
+        Rendered::Sse { payloads } => {
+            let mut headers = vec![
+                ("content-type".to_owned(), "text/event-stream".to_owned()),
+                ("cache-control".to_owned(), "no-cache".to_owned()),
+                ("transfer-encoding".to_owned(), "chunked".to_owned()),
+                ("connection".to_owned(), "close".to_owned()),
+            ];
+            headers.extend(reply.headers.iter().cloned());
+            http::write_head(w, 200, &headers).await?;
+            http::write_chunk(w, b": keep-alive\n\n").await?;
+            for (sent, payload) in payloads.iter().enumerate() {
+                if reply.cut_after.is_some_and(|n| sent >= n) {
+                    // Abrupt end: no terminating chunk, the caller closes the socket.
+                    return Ok(());
+                }
+                if sent > 0 {
+                    pause(reply.chunk_delay).await;
+                }
+                http::write_chunk(w, format!("data: {payload}\n\n").as_bytes()).await?;
+            }
+            http::end_chunks(w).await
+        }
+    }
+}
