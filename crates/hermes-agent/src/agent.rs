@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use hermes_llm::{ChatRequest, Completion, LlmError, Provider, StreamAccumulator, StreamDelta};
 use hermes_protocol::{Event, Message, ToolCall, TurnEnd, Usage};
-use hermes_tools::{Registry, ToolContext};
+use hermes_tools::{Homes, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 use crate::budget::{CallKind, TurnBudget};
@@ -34,6 +34,8 @@ pub struct AgentOptions {
     pub cwd: PathBuf,
     /// Session id, passed to tools.
     pub session_id: String,
+    /// Home directories for `~` expansion and protected paths.
+    pub homes: Homes,
 }
 
 /// How a turn ended.
@@ -198,6 +200,7 @@ impl Agent {
                 cwd: self.options.cwd.clone(),
                 cancel: cancel.child_token(),
                 session_id: self.options.session_id.clone(),
+                homes: self.options.homes.clone(),
             };
             let results = run_batch(&prepared, &self.tools, &ctx, events).await;
             let mut fatal = None;

@@ -36,7 +36,7 @@ pub async fn run_batch(
     events: &EventSink,
 ) -> Vec<CallResult> {
     let mut results: Vec<Option<CallResult>> = vec![None; calls.len()];
-    for (kind, members) in plan(calls, registry, &ctx.cwd) {
+    for (kind, members) in plan(calls, registry, ctx) {
         match kind {
             SegmentKind::Parallel => {
                 let done: Vec<(usize, CallResult)> =

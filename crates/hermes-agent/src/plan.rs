@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use hermes_tools::{ParallelClass, Registry, paths};
+use hermes_tools::{ParallelClass, Registry, ToolContext, paths};
 use serde_json::Value;
 
 /// A call ready to dispatch: its position in the batch, resolved tool name and parsed arguments.
@@ -36,7 +36,7 @@ pub enum SegmentKind {
 pub fn plan(
     calls: &[PreparedCall],
     registry: &Registry,
-    cwd: &std::path::Path,
+    ctx: &ToolContext,
 ) -> Vec<(SegmentKind, Vec<usize>)> {
     let mut segments: Vec<(SegmentKind, Vec<usize>)> = Vec::new();
     let mut run: Vec<usize> = Vec::new();
@@ -67,7 +67,7 @@ pub fn plan(
                     push_sequential(&mut segments, pos);
                     continue;
                 };
-                let path = paths::canonical_for_overlap(&paths::resolve(cwd, raw));
+                let path = paths::canonical_for_overlap(&ctx.resolve(raw));
                 if reserved.iter().any(|r| paths::overlap(r, &path)) {
                     close(&mut segments, &mut run, &mut reserved);
                 }

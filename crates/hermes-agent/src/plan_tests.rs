@@ -16,7 +16,7 @@ fn kinds(calls: &[PreparedCall]) -> Vec<(SegmentKind, Vec<usize>)> {
     plan(
         calls,
         &Registry::with_builtins(),
-        std::path::Path::new("/work"),
+        &ToolContext::new("/work", "t"),
     )
 }
 

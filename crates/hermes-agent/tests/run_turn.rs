@@ -71,6 +71,7 @@ fn agent(mock: &MockServer, max_turns: u32) -> Agent {
         temperature: None,
         cwd: std::env::temp_dir(),
         session_id: "test".into(),
+        homes: Default::default(),
     };
     Agent::new(
         Arc::new(provider),

@@ -10,7 +10,7 @@ use hermes_agent::{Agent, AgentError, AgentOptions};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError};
 use hermes_protocol::{Event, TurnEnd};
 use hermes_state::{Config, Env, HermesHome};
-use hermes_tools::Registry;
+use hermes_tools::{Homes, Registry};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{ChatArgs, Cli, Command, RunArgs};
@@ -174,6 +174,10 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         temperature: None,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
         session_id: session_id.clone(),
+        homes: Homes {
+            home: env.get("HOME").map(Into::into),
+            hermes_home: Some(home.root().to_path_buf()),
+        },
     };
     let agent = Agent::new(
         Arc::new(provider),

@@ -11,6 +11,6 @@ pub mod truncate;
 
 pub use registry::Registry;
 pub use tool::{
-    ParallelClass, Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_i64, arg_str,
+    Homes, ParallelClass, Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_i64, arg_str,
     error_json, require_str,
 };

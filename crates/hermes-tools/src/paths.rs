@@ -2,19 +2,23 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Resolves `raw` against `cwd`, expanding a leading `~` to `$HOME`, and
+/// Resolves `raw` against `cwd`, expanding a leading `~` to `home`, and
 /// normalises `.`/`..` lexically (the file may not exist yet).
-pub fn resolve(cwd: &Path, raw: &str) -> PathBuf {
+pub fn resolve(cwd: &Path, raw: &str, home: Option<&Path>) -> PathBuf {
     let raw = raw.trim();
     let expanded = if raw == "~" || raw.starts_with("~/") {
-        match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(raw.trim_start_matches('~').trim_start_matches('/')),
+        match home {
+            Some(home) => home.join(raw.trim_start_matches('~').trim_start_matches('/')),
             None => PathBuf::from(raw),
         }
     } else {
         PathBuf::from(raw)
     };
-    let joined = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
+    let joined = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
     normalize(&joined)
 }
 
@@ -38,7 +42,10 @@ pub fn canonical_for_overlap(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut tail = Vec::new();
     while !existing.exists() {
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 tail.push(name);
                 existing = parent.to_path_buf();
@@ -56,4 +63,37 @@ pub fn canonical_for_overlap(path: &Path) -> PathBuf {
 /// True when one path is the other or contains it.
 pub fn overlap(a: &Path, b: &Path) -> bool {
     a.starts_with(b) || b.starts_with(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde_expands_to_the_given_home_only() {
+        let home = Path::new("/home/u");
+        assert_eq!(
+            resolve(Path::new("/w"), "~/a/../b.txt", Some(home)),
+            PathBuf::from("/home/u/b.txt")
+        );
+        assert_eq!(
+            resolve(Path::new("/w"), "~", Some(home)),
+            PathBuf::from("/home/u")
+        );
+        assert_eq!(
+            resolve(Path::new("/w"), "./x/./y", None),
+            PathBuf::from("/w/x/y")
+        );
+        assert_eq!(
+            resolve(Path::new("/w"), "~/k", None),
+            PathBuf::from("/w/~/k")
+        );
+    }
+
+    #[test]
+    fn overlap_is_containment_either_way() {
+        assert!(overlap(Path::new("/a/b"), Path::new("/a")));
+        assert!(overlap(Path::new("/a"), Path::new("/a/b/c")));
+        assert!(!overlap(Path::new("/a/b"), Path::new("/a/bc")));
+    }
 }

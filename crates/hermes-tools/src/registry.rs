@@ -89,7 +89,10 @@ impl Registry {
             .filter(|(name, tool)| selection.selects(name, tool.toolset()) && tool.check().is_ok())
             .map(|(n, t)| (n.clone(), Arc::clone(t)))
             .collect();
-        Ok(Registry { tools, generation: self.generation + 1 })
+        Ok(Registry {
+            tools,
+            generation: self.generation + 1,
+        })
     }
 
     /// Schemas of every tool, sorted by name (a stable order keeps prompt caches warm).
@@ -105,7 +108,12 @@ impl Registry {
         }
         self.tools
             .keys()
-            .map(|k| (k, strsim::normalized_damerau_levenshtein(&normalize_name(k), &wanted)))
+            .map(|k| {
+                (
+                    k,
+                    strsim::normalized_damerau_levenshtein(&normalize_name(k), &wanted),
+                )
+            })
             .filter(|(_, score)| *score >= 0.7)
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(k, _)| k.as_str())

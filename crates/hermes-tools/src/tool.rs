@@ -27,17 +27,33 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The session id, for tools that key state by session.
     pub session_id: String,
+    /// The user's home and Hermes home, for `~` expansion and protected paths.
+    pub homes: Homes,
+}
+
+/// The user's home directory and `HERMES_HOME`, passed in (never read from the process environment).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Homes {
+    /// `$HOME`.
+    pub home: Option<PathBuf>,
+    /// `$HERMES_HOME` (default `~/.hermes`).
+    pub hermes_home: Option<PathBuf>,
 }
 
 impl ToolContext {
     /// A context rooted at `cwd` with a fresh cancellation token.
     pub fn new(cwd: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
-        Self { cwd: cwd.into(), cancel: CancellationToken::new(), session_id: session_id.into() }
+        Self {
+            cwd: cwd.into(),
+            cancel: CancellationToken::new(),
+            session_id: session_id.into(),
+            homes: Homes::default(),
+        }
     }
 
     /// Resolves a user-supplied path (absolute, relative to `cwd`, or `~/…`).
     pub fn resolve(&self, raw: &str) -> PathBuf {
-        crate::paths::resolve(&self.cwd, raw)
+        crate::paths::resolve(&self.cwd, raw, self.homes.home.as_deref())
     }
 
     /// The working directory.

@@ -18,29 +18,121 @@ pub struct ToolsetDef {
 /// The core tool list the reference's `hermes-cli` toolset offers. Names we do not
 /// implement yet resolve to nothing (the registry only offers registered tools).
 const CORE_TOOLS: &[&str] = &[
-    "web_search", "web_extract", "terminal", "process", "read_file", "write_file", "patch",
-    "search_files", "vision_analyze", "image_generate", "skills_list", "skill_view",
-    "skill_manage", "browser_navigate", "browser_snapshot", "browser_click", "browser_type",
-    "browser_scroll", "browser_back", "browser_press", "browser_get_images", "browser_vision",
-    "browser_console", "browser_cdp", "browser_dialog", "text_to_speech", "todo", "memory",
-    "session_search", "clarify", "execute_code", "delegate_task", "cronjob",
+    "web_search",
+    "web_extract",
+    "terminal",
+    "process",
+    "read_file",
+    "write_file",
+    "patch",
+    "search_files",
+    "vision_analyze",
+    "image_generate",
+    "skills_list",
+    "skill_view",
+    "skill_manage",
+    "browser_navigate",
+    "browser_snapshot",
+    "browser_click",
+    "browser_type",
+    "browser_scroll",
+    "browser_back",
+    "browser_press",
+    "browser_get_images",
+    "browser_vision",
+    "browser_console",
+    "browser_cdp",
+    "browser_dialog",
+    "text_to_speech",
+    "todo",
+    "memory",
+    "session_search",
+    "clarify",
+    "execute_code",
+    "delegate_task",
+    "cronjob",
 ];
 
 /// Every toolset we know, with the reference's names.
 pub const TOOLSETS: &[ToolsetDef] = &[
-    ToolsetDef { name: "web", description: "Web search and page extraction", tools: &["web_search", "web_extract"], includes: &[] },
-    ToolsetDef { name: "terminal", description: "Shell command execution and process management", tools: &["terminal", "process"], includes: &[] },
-    ToolsetDef { name: "file", description: "Read, write, patch and search files", tools: &["read_file", "write_file", "patch", "search_files"], includes: &[] },
-    ToolsetDef { name: "todo", description: "Task planning and tracking for multi-step work", tools: &["todo"], includes: &[] },
-    ToolsetDef { name: "memory", description: "Persistent memory across sessions", tools: &["memory"], includes: &[] },
-    ToolsetDef { name: "session_search", description: "Search past conversations", tools: &["session_search"], includes: &[] },
-    ToolsetDef { name: "skills", description: "Read and manage skill documents", tools: &["skills_list", "skill_view", "skill_manage"], includes: &[] },
-    ToolsetDef { name: "clarify", description: "Ask the user a clarifying question", tools: &["clarify"], includes: &[] },
-    ToolsetDef { name: "code_execution", description: "Run a Python script that calls tools", tools: &["execute_code"], includes: &[] },
-    ToolsetDef { name: "delegation", description: "Spawn subagents for isolated subtasks", tools: &["delegate_task"], includes: &[] },
-    ToolsetDef { name: "hermes-cli", description: "Everything the interactive CLI offers", tools: CORE_TOOLS, includes: &[] },
-    ToolsetDef { name: "hermes-cron", description: "What scheduled jobs get by default", tools: CORE_TOOLS, includes: &[] },
-    ToolsetDef { name: "all", description: "Every registered tool", tools: &[], includes: &["hermes-cli"] },
+    ToolsetDef {
+        name: "web",
+        description: "Web search and page extraction",
+        tools: &["web_search", "web_extract"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "terminal",
+        description: "Shell command execution and process management",
+        tools: &["terminal", "process"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "file",
+        description: "Read, write, patch and search files",
+        tools: &["read_file", "write_file", "patch", "search_files"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "todo",
+        description: "Task planning and tracking for multi-step work",
+        tools: &["todo"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "memory",
+        description: "Persistent memory across sessions",
+        tools: &["memory"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "session_search",
+        description: "Search past conversations",
+        tools: &["session_search"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "skills",
+        description: "Read and manage skill documents",
+        tools: &["skills_list", "skill_view", "skill_manage"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "clarify",
+        description: "Ask the user a clarifying question",
+        tools: &["clarify"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "code_execution",
+        description: "Run a Python script that calls tools",
+        tools: &["execute_code"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "delegation",
+        description: "Spawn subagents for isolated subtasks",
+        tools: &["delegate_task"],
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "hermes-cli",
+        description: "Everything the interactive CLI offers",
+        tools: CORE_TOOLS,
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "hermes-cron",
+        description: "What scheduled jobs get by default",
+        tools: CORE_TOOLS,
+        includes: &[],
+    },
+    ToolsetDef {
+        name: "all",
+        description: "Every registered tool",
+        tools: &[],
+        includes: &["hermes-cli"],
+    },
 ];
 
 /// Looks a toolset up by name.
@@ -64,10 +156,17 @@ pub enum ToolsetError {
 /// Resolves toolset names (following `includes`, cycle-safe) to a set of tool names.
 /// A bare tool name is accepted too, as the reference does for `-t read_file`.
 /// `mcp-<server>` names are passed through as toolset filters for dynamically registered tools.
-pub fn resolve(names: &[String], is_tool: impl Fn(&str) -> bool) -> Result<ResolvedToolsets, ToolsetError> {
+pub fn resolve(
+    names: &[String],
+    is_tool: impl Fn(&str) -> bool,
+) -> Result<ResolvedToolsets, ToolsetError> {
     let mut out = ResolvedToolsets::default();
     let mut seen = BTreeSet::new();
-    let mut stack: Vec<String> = names.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
+    let mut stack: Vec<String> = names
+        .iter()
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
     while let Some(name) = stack.pop() {
         if !seen.insert(name.clone()) {
             continue;
@@ -81,7 +180,11 @@ pub fn resolve(names: &[String], is_tool: impl Fn(&str) -> bool) -> Result<Resol
         } else if name.starts_with("mcp-") {
             out.toolsets.insert(name);
         } else {
-            let known = TOOLSETS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ");
+            let known = TOOLSETS
+                .iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+                .join(", ");
             return Err(ToolsetError::Unknown { name, known });
         }
     }

@@ -68,7 +68,9 @@ impl Tool for TerminalTool {
         Box::pin(async move {
             let command = require_str(&args, "terminal", "command")?;
             if command.trim().is_empty() {
-                return Err(ToolError::model("terminal: 'command' is empty. Pass the shell command to run."));
+                return Err(ToolError::model(
+                    "terminal: 'command' is empty. Pass the shell command to run.",
+                ));
             }
             if arg_bool(&args, "background").unwrap_or(false) {
                 return Err(ToolError::model(
@@ -98,7 +100,8 @@ impl Tool for TerminalTool {
                     workdir.display()
                 )));
             }
-            let outcome = run_foreground(command, &workdir, Duration::from_secs(timeout), ctx).await?;
+            let outcome =
+                run_foreground(command, &workdir, Duration::from_secs(timeout), ctx).await?;
             Ok(outcome.to_json(timeout))
         })
     }
@@ -114,7 +117,9 @@ struct Outcome {
 impl Outcome {
     fn to_json(&self, timeout: u64) -> String {
         let output = head_tail(strip_ansi(&self.output).trim_end(), MAX_OUTPUT_BYTES, 0.4);
-        let error = self.timed_out.then(|| format!("Command timed out after {timeout} seconds"));
+        let error = self
+            .timed_out
+            .then(|| format!("Command timed out after {timeout} seconds"));
         json!({"output": output, "exit_code": self.exit_code, "error": error}).to_string()
     }
 }
@@ -126,7 +131,9 @@ async fn run_foreground(
     ctx: &ToolContext,
 ) -> Result<Outcome, ToolError> {
     let (reader, writer) = std::io::pipe().map_err(|e| ToolError::Fatal(format!("pipe: {e}")))?;
-    let writer_err = writer.try_clone().map_err(|e| ToolError::Fatal(format!("pipe: {e}")))?;
+    let writer_err = writer
+        .try_clone()
+        .map_err(|e| ToolError::Fatal(format!("pipe: {e}")))?;
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c")
         .arg(command)
@@ -167,8 +174,14 @@ async fn run_foreground(
     // Background children of the command may keep the pipe open; kill the group
     // once the shell itself is gone so reading finishes.
     kill_group(pid);
-    let output = collector.await.map_err(|e| ToolError::Fatal(format!("reader: {e}")))?;
-    Ok(Outcome { output, exit_code, timed_out })
+    let output = collector
+        .await
+        .map_err(|e| ToolError::Fatal(format!("reader: {e}")))?;
+    Ok(Outcome {
+        output,
+        exit_code,
+        timed_out,
+    })
 }
 
 /// Reads the merged output, keeping memory bounded: the first and last
@@ -208,12 +221,15 @@ fn collect(mut reader: std::io::PipeReader) -> String {
 
 fn exit_code_of(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
-    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
+        let _ =
+            nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
     }
 }
 

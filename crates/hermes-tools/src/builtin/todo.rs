@@ -68,14 +68,22 @@ impl TodoList {
 
     /// The active items as text to re-inject after context compression, if any.
     pub fn format_for_injection(&self) -> Option<String> {
-        let active: Vec<_> =
-            self.items.iter().filter(|i| i.status == "pending" || i.status == "in_progress").collect();
+        let active: Vec<_> = self
+            .items
+            .iter()
+            .filter(|i| i.status == "pending" || i.status == "in_progress")
+            .collect();
         if active.is_empty() {
             return None;
         }
-        let mut lines = vec!["[Your active task list was preserved across context compression]".to_owned()];
+        let mut lines =
+            vec!["[Your active task list was preserved across context compression]".to_owned()];
         for i in active {
-            let marker = if i.status == "in_progress" { "[>]" } else { "[ ]" };
+            let marker = if i.status == "in_progress" {
+                "[>]"
+            } else {
+                "[ ]"
+            };
             lines.push(format!("- {marker} {}. {} ({})", i.id, i.content, i.status));
         }
         Some(lines.join("\n"))
@@ -115,21 +123,41 @@ fn cap(content: String) -> String {
 
 fn validate(v: &Value) -> TodoItem {
     if !v.is_object() {
-        return TodoItem { id: "?".into(), content: "(invalid item)".into(), status: "pending".into() };
+        return TodoItem {
+            id: "?".into(),
+            content: "(invalid item)".into(),
+            status: "pending".into(),
+        };
     }
-    let id = Some(field(v, "id")).filter(|s| !s.is_empty()).unwrap_or_else(|| "?".into());
+    let id = Some(field(v, "id"))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "?".into());
     let content = field(v, "content");
-    let content = if content.is_empty() { "(no description)".into() } else { cap(content) };
+    let content = if content.is_empty() {
+        "(no description)".into()
+    } else {
+        cap(content)
+    };
     let status = field(v, "status").to_ascii_lowercase();
-    let status = if STATUSES.contains(&status.as_str()) { status } else { "pending".into() };
-    TodoItem { id, content, status }
+    let status = if STATUSES.contains(&status.as_str()) {
+        status
+    } else {
+        "pending".into()
+    };
+    TodoItem {
+        id,
+        content,
+        status,
+    }
 }
 
 /// Keeps the last occurrence of each id, in its position.
 fn dedupe_by_id(todos: &[Value]) -> Vec<&Value> {
     let key = |i: usize, t: &Value| {
         if t.is_object() {
-            Some(field(t, "id")).filter(|s| !s.is_empty()).unwrap_or_else(|| "?".into())
+            Some(field(t, "id"))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "?".into())
         } else {
             format!("\u{0}invalid{i}")
         }
@@ -215,7 +243,11 @@ impl Tool for TodoTool {
                 Some(Value::Array(a)) => Some(a.clone()),
                 Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
                     Ok(Value::Array(a)) => Some(a),
-                    _ => return Err(ToolError::model("todos must be a list of objects, got an unparseable string")),
+                    _ => {
+                        return Err(ToolError::model(
+                            "todos must be a list of objects, got an unparseable string",
+                        ));
+                    }
                 },
                 Some(other) => {
                     return Err(ToolError::model(format!(
@@ -224,7 +256,10 @@ impl Tool for TodoTool {
                     )));
                 }
             };
-            let mut list = self.list.lock().map_err(|_| ToolError::Fatal("todo list lock poisoned".into()))?;
+            let mut list = self
+                .list
+                .lock()
+                .map_err(|_| ToolError::Fatal("todo list lock poisoned".into()))?;
             if let Some(todos) = todos {
                 list.write(&todos, merge);
             }

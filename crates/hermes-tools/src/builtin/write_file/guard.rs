@@ -1,0 +1,220 @@
+//! Defence-in-depth path guards for the file tools. These are not a security
+//! boundary (the terminal tool runs as the same user); they stop a model that
+//! respects tool errors from clobbering system or credential files, or pulling
+//! secrets into the conversation.
+
+use crate::Homes;
+use std::path::{Path, PathBuf};
+
+const SENSITIVE_PREFIXES: [&str; 5] = [
+    "/etc/",
+    "/boot/",
+    "/usr/lib/systemd/",
+    "/private/etc/",
+    "/private/var/",
+];
+const SENSITIVE_EXACT: [&str; 2] = ["/var/run/docker.sock", "/run/docker.sock"];
+
+/// Credential files under `$HOME` that must never be written.
+const HOME_DENIED_FILES: [&str; 9] = [
+    ".ssh/authorized_keys",
+    ".ssh/id_rsa",
+    ".ssh/id_ed25519",
+    ".ssh/config",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+];
+/// Credential directories under `$HOME` whose contents must never be written.
+const HOME_DENIED_DIRS: [&str; 9] = [
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".config/gh",
+    ".config/gcloud",
+    ".hermes/mcp-tokens",
+];
+
+/// Project-local environment files that usually hold secrets.
+const SECRET_ENV_NAMES: [&str; 7] = [
+    ".env",
+    ".env.local",
+    ".env.development",
+    ".env.production",
+    ".env.test",
+    ".env.staging",
+    ".envrc",
+];
+
+/// Devices and proc files that hang a reader or leak process secrets.
+const BLOCKED_DEVICES: [&str; 12] = [
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/full",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/console",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/fd/0",
+    "/dev/fd/1",
+    "/dev/fd/2",
+];
+const BLOCKED_PROC_SUFFIXES: [&str; 12] = [
+    "/fd/0",
+    "/fd/1",
+    "/fd/2",
+    "/environ",
+    "/cmdline",
+    "/maps",
+    "/smaps",
+    "/smaps_rollup",
+    "/numa_maps",
+    "/mem",
+    "/auxv",
+    "/pagemap",
+];
+
+fn hermes_home(homes: &Homes) -> Option<PathBuf> {
+    homes
+        .hermes_home
+        .clone()
+        .or_else(|| homes.home.as_ref().map(|h| h.join(".hermes")))
+}
+
+/// `path` with symlinks resolved on its longest existing prefix.
+fn real(path: &Path) -> PathBuf {
+    crate::paths::canonical_for_overlap(path)
+}
+
+/// Why a write to `path` (already resolved) is refused, if it is.
+pub(crate) fn write_denied(homes: &Homes, path: &Path, shown: &str) -> Option<String> {
+    let resolved = real(path);
+    let candidates = [path.to_path_buf(), resolved];
+    for p in &candidates {
+        let s = p.to_string_lossy();
+        if SENSITIVE_PREFIXES.iter().any(|pre| s.starts_with(pre))
+            || SENSITIVE_EXACT.contains(&s.as_ref())
+        {
+            return Some(format!(
+                "Refusing to write to sensitive system path: {shown}. Use the terminal tool \
+                 (with sudo if needed) to modify system files."
+            ));
+        }
+    }
+    let credential = || format!("Write denied: '{shown}' is a protected system/credential file.");
+    if let Some(home) = homes.home.clone() {
+        let home_real = real(&home);
+        for base in [&home, &home_real] {
+            for p in &candidates {
+                if HOME_DENIED_FILES.iter().any(|f| *p == base.join(f))
+                    || HOME_DENIED_DIRS.iter().any(|d| p.starts_with(base.join(d)))
+                {
+                    return Some(credential());
+                }
+            }
+        }
+    }
+    if let Some(hh) = hermes_home(homes) {
+        let hh_real = real(&hh);
+        for base in [&hh, &hh_real] {
+            for p in &candidates {
+                if *p == base.join("config.yaml") {
+                    return Some(format!(
+                        "Refusing to write to the Hermes config file: {shown}. The agent cannot \
+                         change security-sensitive configuration; ask the user to edit it."
+                    ));
+                }
+                if *p == base.join(".env")
+                    || *p == base.join("state.db")
+                    || p.starts_with(base.join("sessions"))
+                    || p.starts_with(base.join("mcp-tokens"))
+                    || p.starts_with(base.join("pairing"))
+                {
+                    return Some(credential());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Why a read of `path` (already resolved) is refused, if it is.
+pub(crate) fn read_blocked(homes: &Homes, path: &Path, shown: &str) -> Option<String> {
+    let resolved = real(path);
+    if let Some(hh) = hermes_home(homes) {
+        let hh_real = real(&hh);
+        for base in [&hh, &hh_real] {
+            for p in [path, resolved.as_path()] {
+                if p.starts_with(base.join("skills/.hub")) {
+                    return Some(format!(
+                        "Access denied: {shown} is an internal Hermes cache file and cannot be \
+                         read directly."
+                    ));
+                }
+                let cred = ["auth.json", "auth.lock", ".anthropic_oauth.json", ".env"]
+                    .iter()
+                    .any(|n| p == base.join(n));
+                if cred || p.starts_with(base.join("mcp-tokens")) {
+                    return Some(format!(
+                        "Access denied: {shown} is a Hermes credential store and cannot be read \
+                         directly."
+                    ));
+                }
+            }
+        }
+    }
+    let name = resolved
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase());
+    if name.is_some_and(|n| SECRET_ENV_NAMES.contains(&n.as_str())) {
+        return Some(format!(
+            "Access denied: {shown} is a secret-bearing environment file and is not read, to \
+             keep credentials out of the conversation. Read .env.example (or similar) to see the \
+             expected structure instead."
+        ));
+    }
+    None
+}
+
+/// True for device/proc paths whose reading would hang or leak process secrets.
+pub(crate) fn is_blocked_device(path: &Path) -> bool {
+    let check = |p: &Path| {
+        let s = p.to_string_lossy();
+        BLOCKED_DEVICES.contains(&s.as_ref())
+            || (s.starts_with("/proc/") && BLOCKED_PROC_SUFFIXES.iter().any(|suf| s.ends_with(suf)))
+    };
+    if check(path) {
+        return true;
+    }
+    // Follow symlink hops so an alias to a device cannot slip through.
+    let mut current = path.to_path_buf();
+    for _ in 0..20 {
+        let Ok(target) = std::fs::read_link(&current) else {
+            break;
+        };
+        let next = match current.parent() {
+            Some(parent) if target.is_relative() => crate::paths::normalize(&parent.join(&target)),
+            _ => target,
+        };
+        if check(&next) {
+            return true;
+        }
+        current = next;
+    }
+    std::fs::canonicalize(path).is_ok_and(|p| check(&p))
+}
+
+/// Cheap name-only check for secret-bearing `.env`-style files (used to filter
+/// search results without touching the disk).
+pub(crate) fn is_secret_env_file(path: &Path) -> bool {
+    path.file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|n| SECRET_ENV_NAMES.contains(&n.as_str()))
+}
