@@ -13,6 +13,7 @@ use crate::budget::{CallKind, TurnBudget};
 use crate::dispatch::run_batch;
 use crate::plan::PreparedCall;
 use crate::repair::repair_arguments;
+use crate::store::MessageStore;
 use crate::{EventSink, wire};
 
 /// The message sent when the model keeps calling tools after its budget is spent.
@@ -73,6 +74,7 @@ pub struct Agent {
     tools: Registry,
     options: AgentOptions,
     messages: Vec<Message>,
+    store: Option<Box<dyn MessageStore>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -109,6 +111,7 @@ impl Agent {
             tools,
             options,
             messages,
+            store: None,
         }
     }
 
@@ -127,11 +130,33 @@ impl Agent {
         &self.options
     }
 
+    /// Persists every later message and usage record through `store`.
+    pub fn set_store(&mut self, store: Box<dyn MessageStore>) {
+        self.store = Some(store);
+    }
+
     fn push(&mut self, message: Message, events: &EventSink) {
+        if let Some(store) = self.store.as_mut()
+            && let Err(e) = store.append(&message)
+        {
+            let _ = events.send(Event::Status {
+                message: format!("Could not save a message to the session store: {e}"),
+            });
+        }
         let _ = events.send(Event::MessageAppended {
             message: message.clone(),
         });
         self.messages.push(message);
+    }
+
+    fn record_usage(&mut self, usage: &Usage, events: &EventSink) {
+        if let Some(store) = self.store.as_mut()
+            && let Err(e) = store.record_usage(usage)
+        {
+            let _ = events.send(Event::Status {
+                message: format!("Could not save token usage: {e}"),
+            });
+        }
     }
 
     /// Runs one turn: the user's message, model calls and tool rounds until the
@@ -169,9 +194,11 @@ impl Agent {
                 Err(e) => return Err(e.into()),
             };
             api_calls += 1;
-            if let Some(u) = &completion.usage {
-                usage.add(u);
-            }
+            // Every call is recorded, even when the provider reports no usage, so
+            // api_call_count stays right.
+            let call_usage = completion.usage.unwrap_or_default();
+            usage.add(&call_usage);
+            self.record_usage(&call_usage, events);
             let mut reply = completion.message;
             if reply.tool_calls.is_empty() || kind == CallKind::Summary {
                 reply.tool_calls.clear();

@@ -9,9 +9,11 @@ pub mod budget;
 pub mod dispatch;
 pub mod plan;
 pub mod repair;
+mod store;
 pub mod wire;
 
 pub use agent::{Agent, AgentError, AgentOptions, SUMMARY_REQUEST, TurnResult};
+pub use store::MessageStore;
 
 /// Where the agent sends its events.
 pub type EventSink = tokio::sync::mpsc::UnboundedSender<hermes_protocol::Event>;

@@ -235,3 +235,60 @@ async fn events_report_each_appended_message_in_order() {
     );
     assert_eq!(agent.messages().len(), 5, "system + the four appended");
 }
+
+/// Records what the agent persists, shared with the test through an Arc.
+#[derive(Clone, Default)]
+struct Recorder(Arc<std::sync::Mutex<(Vec<Role>, u32)>>);
+
+impl hermes_agent::MessageStore for Recorder {
+    fn append(&mut self, message: &hermes_protocol::Message) -> Result<(), String> {
+        self.0.lock().unwrap().0.push(message.role);
+        Ok(())
+    }
+    fn record_usage(&mut self, _usage: &hermes_protocol::Usage) -> Result<(), String> {
+        self.0.lock().unwrap().1 += 1;
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn the_store_sees_every_message_and_every_call() {
+    let mock = MockServer::start();
+    mock.push(Reply::tool_call("c1", "sleepy", r#"{"ms": 1}"#));
+    mock.push(Reply::text("fin"));
+    let mut agent = agent(&mock, 10);
+    let recorder = Recorder::default();
+    agent.set_store(Box::new(recorder.clone()));
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    agent.run_turn("go", &tx, &CancellationToken::new()).await.unwrap();
+    let (roles, calls) = recorder.0.lock().unwrap().clone();
+    assert_eq!(roles, vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+    assert_eq!(calls, 2);
+}
+
+/// A store that always fails: the turn still completes, with a warning.
+struct Broken;
+
+impl hermes_agent::MessageStore for Broken {
+    fn append(&mut self, _message: &hermes_protocol::Message) -> Result<(), String> {
+        Err("disk full".into())
+    }
+    fn record_usage(&mut self, _usage: &hermes_protocol::Usage) -> Result<(), String> {
+        Err("disk full".into())
+    }
+}
+
+#[tokio::test]
+async fn a_failing_store_warns_but_does_not_break_the_turn() {
+    let mock = MockServer::start();
+    mock.push(Reply::text("still answered"));
+    let mut agent = agent(&mock, 10);
+    agent.set_store(Box::new(Broken));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let result = agent.run_turn("go", &tx, &CancellationToken::new()).await.unwrap();
+    assert_eq!(result.final_text, "still answered");
+    let warned = collect(&mut rx)
+        .iter()
+        .any(|e| matches!(e, Event::Status { message } if message.contains("disk full")));
+    assert!(warned);
+}

@@ -115,6 +115,8 @@ async fn connect_errors_are_transport_without_url() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
+    // Each nextest test runs in its own process: install the TLS provider here too.
+    crate::chat_completions::install_crypto_provider();
     let client = reqwest::Client::new();
     let err = client
         .get(format!("http://{addr}/v1/x?key=secret"))

@@ -1,0 +1,13 @@
+//! Where the agent writes its transcript as it goes.
+
+use hermes_protocol::{Message, Usage};
+
+/// Receives each message the moment it joins the conversation, and each call's
+/// usage, so a crash mid-turn leaves everything up to the last completed
+/// message on disk. Errors are reported as status events; the turn goes on.
+pub trait MessageStore: Send {
+    /// Persists one appended message.
+    fn append(&mut self, message: &Message) -> Result<(), String>;
+    /// Records the usage of one model call.
+    fn record_usage(&mut self, usage: &Usage) -> Result<(), String>;
+}
