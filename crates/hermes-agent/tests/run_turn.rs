@@ -260,9 +260,15 @@ async fn the_store_sees_every_message_and_every_call() {
     let recorder = Recorder::default();
     agent.set_store(Box::new(recorder.clone()));
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    agent.run_turn("go", &tx, &CancellationToken::new()).await.unwrap();
+    agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
     let (roles, calls) = recorder.0.lock().unwrap().clone();
-    assert_eq!(roles, vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+    assert_eq!(
+        roles,
+        vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
     assert_eq!(calls, 2);
 }
 
@@ -285,7 +291,10 @@ async fn a_failing_store_warns_but_does_not_break_the_turn() {
     let mut agent = agent(&mock, 10);
     agent.set_store(Box::new(Broken));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let result = agent.run_turn("go", &tx, &CancellationToken::new()).await.unwrap();
+    let result = agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!(result.final_text, "still answered");
     let warned = collect(&mut rx)
         .iter()

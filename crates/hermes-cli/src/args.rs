@@ -26,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Chat with the agent (interactive, or one query with -q).
     Chat(ChatArgs),
+    /// Manage session history (list, show, search, export, delete, prune, rename, stats).
+    Sessions(crate::sessions::SessionsArgs),
 }
 
 /// `hermes chat` flags.
@@ -73,4 +75,12 @@ pub struct RunArgs {
     /// Skip injected context files (AGENTS.md, SOUL.md, .cursorrules, memory).
     #[arg(long = "ignore-rules", global = true)]
     pub ignore_rules: bool,
+
+    /// Resume a previous session by id (or unique id prefix) or title.
+    #[arg(short = 'r', long = "resume", global = true, value_name = "SESSION")]
+    pub resume: Option<String>,
+
+    /// Resume a session by name, or the most recent one when no name is given.
+    #[arg(short = 'c', long = "continue", global = true, value_name = "SESSION_NAME", num_args = 0..=1, default_missing_value = "")]
+    pub continue_last: Option<String>,
 }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -9,11 +10,14 @@ use anyhow::{Context, Result};
 use hermes_agent::{Agent, AgentError, AgentOptions};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError};
 use hermes_protocol::{Event, TurnEnd};
+use hermes_state::session_db::SessionDb;
 use hermes_state::{Config, Env, HermesHome};
+use hermes_tools::builtin::session_search::SessionSearchTool;
 use hermes_tools::{Homes, Registry};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{ChatArgs, Cli, Command, RunArgs};
+use crate::history::{self, DbStore, ResumeRequest};
 use crate::render::{Renderer, Verbosity};
 use crate::runtime::{self, Runtime};
 use crate::session_id::new_session_id;
@@ -42,6 +46,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
     let result = match (cli.oneshot, cli.command) {
         (Some(prompt), _) => run_query(&cli.run, prompt, Mode::Oneshot).await,
         (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
+        (None, Some(Command::Sessions(args))) => crate::sessions::run(args),
         (None, None) => {
             run_chat(
                 ChatArgs {
@@ -113,6 +118,22 @@ fn merge(sub: &RunArgs, top: &RunArgs) -> RunArgs {
         yolo: sub.yolo || top.yolo,
         ignore_user_config: sub.ignore_user_config || top.ignore_user_config,
         ignore_rules: sub.ignore_rules || top.ignore_rules,
+        resume: sub.resume.clone().or_else(|| top.resume.clone()),
+        continue_last: sub
+            .continue_last
+            .clone()
+            .or_else(|| top.continue_last.clone()),
+    }
+}
+
+/// The resume request the flags make, if any.
+fn resume_request(run: &RunArgs) -> Option<ResumeRequest> {
+    match (&run.resume, &run.continue_last) {
+        (Some(key), _) => Some(ResumeRequest::Resume(key.clone())),
+        (None, Some(name)) => Some(ResumeRequest::Continue(
+            Some(name.clone()).filter(|n| !n.is_empty()),
+        )),
+        (None, None) => None,
     }
 }
 
@@ -122,6 +143,8 @@ struct Session {
     emojis: HashMap<String, String>,
     session_id: String,
     runtime: Runtime,
+    /// The session store, when it could be opened.
+    db_path: Option<PathBuf>,
 }
 
 async fn build_session(run: &RunArgs) -> Result<Session> {
@@ -161,36 +184,95 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
             .collect(),
         None => config.toolsets.clone(),
     };
-    let tools = Registry::with_builtins().filtered(&toolsets)?;
+    let mut all_tools = Registry::with_builtins();
+    all_tools.register(Arc::new(SessionSearchTool::new(home.state_db())));
+    let tools = all_tools.filtered(&toolsets)?;
     let emojis = tools
         .names()
         .filter_map(|n| tools.get(n).map(|t| (n.to_owned(), t.emoji().to_owned())))
         .collect();
-    let session_id = new_session_id();
+    let model = rt.model.clone().unwrap_or_default();
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let max_turns = run.max_turns.unwrap_or(config.agent.max_turns);
+    let db_path = home.state_db();
+    let opened = SessionDb::open(&db_path);
+    let (session_id, system_prompt, past, db) = match (resume_request(run), opened) {
+        (Some(request), Ok(mut db)) => {
+            let found = history::find(&db, &request)?;
+            db.reopen_session(&found.id)?;
+            let prompt = found
+                .system_prompt
+                .unwrap_or_else(|| DEFAULT_IDENTITY.to_owned());
+            (found.id, prompt, found.history, Some(db))
+        }
+        (Some(_), Err(e)) => {
+            return Err(
+                anyhow::anyhow!(e).context(format!("cannot open {} to resume", db_path.display()))
+            );
+        }
+        (None, opened) => {
+            let id = new_session_id();
+            let db = match opened {
+                Ok(mut db) => {
+                    history::create(
+                        &mut db,
+                        &id,
+                        &model,
+                        DEFAULT_IDENTITY,
+                        &cwd.display().to_string(),
+                        max_turns,
+                    )?;
+                    Some(db)
+                }
+                Err(e) => {
+                    let mut err = std::io::stderr();
+                    let _ = writeln!(
+                        err,
+                        "warning: session history is off: cannot open {}: {e}",
+                        db_path.display()
+                    );
+                    None
+                }
+            };
+            (id, DEFAULT_IDENTITY.to_owned(), Vec::new(), db)
+        }
+    };
     let options = AgentOptions {
-        model: rt.model.clone().unwrap_or_default(),
-        max_turns: run.max_turns.unwrap_or(config.agent.max_turns),
+        model: model.clone(),
+        max_turns,
         max_tokens: None,
         temperature: None,
-        cwd: std::env::current_dir().context("cannot read the current directory")?,
+        cwd,
         session_id: session_id.clone(),
         homes: Homes {
             home: env.get("HOME").map(Into::into),
             hermes_home: Some(home.root().to_path_buf()),
         },
     };
-    let agent = Agent::new(
+    let mut agent = Agent::new(
         Arc::new(provider),
         tools,
         options,
-        Some(DEFAULT_IDENTITY.to_owned()),
-        Vec::new(),
+        Some(system_prompt),
+        past,
     );
+    let db_path = db.map(|db| {
+        let store = DbStore::new(
+            db,
+            session_id.clone(),
+            model,
+            rt.provider.clone(),
+            rt.base_url.clone(),
+        );
+        agent.set_store(Box::new(store));
+        db_path
+    });
     Ok(Session {
         agent,
         emojis,
         session_id,
         runtime: rt,
+        db_path,
     })
 }
 
@@ -216,8 +298,33 @@ async fn run_query(run: &RunArgs, prompt: String, mode: Mode) -> Result<ExitCode
         Verbosity::FinalOnly
     };
     let outcome = run_turn(&mut session, &prompt, verbosity).await;
-    let code = report(&session, outcome, mode)?;
-    Ok(code)
+    finish(&session, mode)?;
+    report(&session, outcome, mode)
+}
+
+/// Marks the session ended in the store and tells the user how to come back to it.
+fn finish(session: &Session, mode: Mode) -> Result<()> {
+    let Some(path) = &session.db_path else {
+        return Ok(());
+    };
+    let mut err = std::io::stderr();
+    match SessionDb::open(path).and_then(|mut db| {
+        db.end_session(&session.session_id, "cli_close")
+            .map(|()| db)
+    }) {
+        Ok(db) => {
+            let _ = db.close();
+        }
+        Err(e) => writeln!(err, "warning: could not close the session record: {e}")?,
+    }
+    if mode == Mode::Interactive {
+        writeln!(
+            err,
+            "Resume this session with:\n  hermes --resume {}",
+            session.session_id
+        )?;
+    }
+    Ok(())
 }
 
 async fn run_lines(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
@@ -268,9 +375,7 @@ async fn run_lines(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
             },
         )?;
     }
-    if mode == Mode::Interactive {
-        writeln!(err, "session_id: {}", session.session_id)?;
-    }
+    finish(&session, mode)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,9 +2,11 @@
 
 mod args;
 mod chat;
+mod history;
 mod render;
 mod runtime;
 mod session_id;
+mod sessions;
 
 use std::process::ExitCode;
 

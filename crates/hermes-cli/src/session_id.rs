@@ -2,6 +2,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use hermes_state::time::UtcTime;
+
 /// A new session id from the current UTC time and six random hex digits.
 pub fn new_session_id() -> String {
     let now = SystemTime::now()
@@ -10,16 +12,9 @@ pub fn new_session_id() -> String {
     format_id(now.as_secs(), random_hex6(now.subsec_nanos()))
 }
 
-fn format_id(unix_secs: u64, suffix: String) -> String {
-    let days = unix_secs / 86_400;
-    let rem = unix_secs % 86_400;
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}{m:02}{d:02}_{:02}{:02}{:02}_{suffix}",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+pub(crate) fn format_id(unix_secs: u64, suffix: String) -> String {
+    let time = UtcTime::from_unix(i64::try_from(unix_secs).unwrap_or(i64::MAX));
+    format!("{}_{suffix}", time.compact())
 }
 
 fn random_hex6(nanos: u32) -> String {
@@ -28,20 +23,6 @@ fn random_hex6(nanos: u32) -> String {
     h.write_u32(nanos);
     h.write_u32(std::process::id());
     format!("{:06x}", h.finish() & 0xff_ffff)
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -1,11 +1,18 @@
 //! Where Hermes keeps its state and how it is configured: [`HermesHome`],
-//! the [`Env`] snapshot (process environment + `.env`) and the layered [`Config`].
+//! the [`Env`] snapshot (process environment + `.env`), the layered [`Config`], and the
+//! session database [`SessionDb`] (`state.db`).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod config;
 mod env;
 mod home;
+pub mod session_db;
+pub mod time;
 
 pub use config::{AgentConfig, Config, ConfigError, ModelConfig};
 pub use env::Env;
 pub use home::HermesHome;
+pub use session_db::{
+    DbError, ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SearchSort, SessionDb,
+    SessionRow, SessionSummary, StoredMessage, UsageDelta,
+};

@@ -3,6 +3,7 @@
 pub mod patch;
 pub mod read_file;
 pub mod search_files;
+pub mod session_search;
 pub mod terminal;
 pub mod todo;
 pub mod write_file;

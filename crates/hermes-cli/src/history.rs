@@ -1,0 +1,151 @@
+//! The CLI's use of the session store: creating, resuming and recording sessions.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+use hermes_agent::MessageStore;
+use hermes_protocol::{Message, Usage};
+use hermes_state::session_db::{MessageExtra, NewSession, SessionDb, UsageDelta};
+
+/// Seconds since the Unix epoch, as the reference stores timestamps.
+pub fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Which earlier session to pick up, from `--resume` / `--continue`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeRequest {
+    /// `--resume ID|TITLE`.
+    Resume(String),
+    /// `--continue [NAME]`; `None` means the most recent CLI session.
+    Continue(Option<String>),
+}
+
+/// A session found for resuming: its id, stored system prompt and conversation.
+#[derive(Debug)]
+pub struct Resumed {
+    /// Session id.
+    pub id: String,
+    /// The system prompt it started with (reused so the provider's prefix cache holds).
+    pub system_prompt: Option<String>,
+    /// Its messages, ready for the agent.
+    pub history: Vec<Message>,
+}
+
+/// Finds the session a resume request names.
+pub fn find(db: &SessionDb, request: &ResumeRequest) -> Result<Resumed> {
+    let id = match request {
+        ResumeRequest::Resume(key) => by_id_or_title(db, key)?,
+        ResumeRequest::Continue(Some(name)) if !name.trim().is_empty() => by_id_or_title(db, name)?,
+        ResumeRequest::Continue(_) => match db.most_recent(Some("cli"))? {
+            Some(row) => row.id,
+            None => bail!("there is no earlier session to continue: start one with hermes chat"),
+        },
+    };
+    let row = db
+        .get_session(&id)?
+        .with_context(|| format!("session {id} vanished while resuming"))?;
+    let history = db.conversation(&id)?;
+    Ok(Resumed {
+        id,
+        system_prompt: row.system_prompt,
+        history,
+    })
+}
+
+fn by_id_or_title(db: &SessionDb, key: &str) -> Result<String> {
+    let key = key.trim();
+    if let Some(id) = db.resolve_session_id(key)? {
+        return Ok(id);
+    }
+    if let Some(id) = db.resolve_by_title(key)? {
+        return Ok(id);
+    }
+    bail!(
+        "no session matches '{key}' (by id, id prefix or title). List them with: hermes sessions list"
+    )
+}
+
+/// Creates the row for a new CLI session.
+pub fn create(
+    db: &mut SessionDb,
+    id: &str,
+    model: &str,
+    system_prompt: &str,
+    cwd: &str,
+    max_turns: u32,
+) -> Result<()> {
+    db.create_session(&NewSession {
+        id: id.to_owned(),
+        source: "cli".into(),
+        model: Some(model.to_owned()),
+        model_config: Some(serde_json::json!({"max_iterations": max_turns, "reasoning_config": null, "max_tokens": null})),
+        system_prompt: Some(system_prompt.to_owned()),
+        parent_session_id: None,
+        cwd: Some(cwd.to_owned()),
+        started_at: now(),
+    })?;
+    Ok(())
+}
+
+/// Writes the agent's messages and usage into `state.db` as they happen.
+pub struct DbStore {
+    db: SessionDb,
+    session_id: String,
+    model: String,
+    provider: String,
+    base_url: String,
+}
+
+impl DbStore {
+    /// A store appending to `session_id`.
+    pub fn new(
+        db: SessionDb,
+        session_id: String,
+        model: String,
+        provider: String,
+        base_url: String,
+    ) -> Self {
+        Self {
+            db,
+            session_id,
+            model,
+            provider,
+            base_url,
+        }
+    }
+}
+
+impl MessageStore for DbStore {
+    fn append(&mut self, message: &Message) -> Result<(), String> {
+        let extra = MessageExtra {
+            timestamp: now(),
+            ..MessageExtra::default()
+        };
+        self.db
+            .append_message(&self.session_id, message, &extra)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn record_usage(&mut self, usage: &Usage) -> Result<(), String> {
+        let delta = UsageDelta {
+            model: self.model.clone(),
+            billing_provider: self.provider.clone(),
+            billing_base_url: self.base_url.clone(),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
+            api_calls: 1,
+            estimated_cost_usd: None,
+        };
+        self.db
+            .add_usage(&self.session_id, &delta)
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,354 @@
+//! `hermes sessions …`: list, show, search, export, delete, prune, rename, stats.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use hermes_state::session_db::{ListFilter, SearchQuery, SearchSort, SessionDb, SessionSummary};
+use hermes_state::{Env, HermesHome};
+
+/// `hermes sessions` arguments.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    action: SessionsAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsAction {
+    /// List recent sessions.
+    List {
+        /// Only sessions from this source (cli, telegram, …).
+        #[arg(long)]
+        source: Option<String>,
+        /// Most sessions to show.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Show one session's messages.
+    Show {
+        /// Session id, unique id prefix, or title.
+        session: String,
+        /// Print the session as JSON (the export shape).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Full-text search across all sessions (FTS5 syntax: phrases, prefix*, OR, NOT).
+    Search {
+        /// The query.
+        query: String,
+        /// Most hits to show.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Comma-separated roles to search (default: user,assistant).
+        #[arg(long)]
+        role: Option<String>,
+        /// Ordering: relevance (default), newest or oldest.
+        #[arg(long, default_value = "relevance")]
+        sort: String,
+    },
+    /// Export sessions as JSONL (one session per line).
+    Export {
+        /// Output file, or - for stdout.
+        output: String,
+        /// Only this session (id, prefix or title).
+        #[arg(long = "session-id")]
+        session_id: Option<String>,
+        /// Only sessions from this source.
+        #[arg(long)]
+        source: Option<String>,
+    },
+    /// Delete a session and its messages.
+    Delete {
+        /// Session id, unique id prefix, or title.
+        session_id: String,
+        /// Skip confirmation.
+        #[arg(short = 'y', long)]
+        yes: bool,
+    },
+    /// Delete ended sessions older than a number of days.
+    Prune {
+        /// Age in days (e.g. 90 or 90d).
+        #[arg(long = "older-than", default_value = "90")]
+        older_than: String,
+        /// Only sessions from this source.
+        #[arg(long)]
+        source: Option<String>,
+        /// Skip confirmation.
+        #[arg(short = 'y', long)]
+        yes: bool,
+    },
+    /// Set or change a session's title.
+    Rename {
+        /// Session id, unique id prefix, or title.
+        session_id: String,
+        /// The new title.
+        #[arg(required = true, num_args = 1..)]
+        title: Vec<String>,
+    },
+    /// Show session store statistics.
+    Stats,
+}
+
+/// Runs a `hermes sessions` action.
+pub fn run(args: SessionsArgs) -> Result<ExitCode> {
+    let env = Env::from_pairs(std::env::vars());
+    let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
+        .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
+    let mut db = SessionDb::open(&home.state_db())
+        .with_context(|| format!("cannot open {}", home.state_db().display()))?;
+    let mut out = std::io::stdout().lock();
+    match args.action {
+        SessionsAction::List { source, limit } => {
+            let rows = db.list_sessions(&ListFilter {
+                source,
+                limit,
+                ..ListFilter::default()
+            })?;
+            list(&mut out, &rows)?;
+        }
+        SessionsAction::Show { session, json } => {
+            let id = resolve(&db, &session)?;
+            if json {
+                let export = db
+                    .export_session(&id)?
+                    .with_context(|| format!("session {id} not found"))?;
+                writeln!(out, "{}", serde_json::to_string_pretty(&export)?)?;
+            } else {
+                show(&mut out, &db, &id)?;
+            }
+        }
+        SessionsAction::Search {
+            query,
+            limit,
+            role,
+            sort,
+        } => {
+            let sort = match sort.as_str() {
+                "relevance" => SearchSort::Relevance,
+                "newest" => SearchSort::Newest,
+                "oldest" => SearchSort::Oldest,
+                other => bail!("unknown --sort '{other}': use relevance, newest or oldest"),
+            };
+            let roles = role.unwrap_or_else(|| "user,assistant".into());
+            let q = SearchQuery {
+                limit,
+                sort,
+                role_filter: roles
+                    .split(',')
+                    .map(|r| r.trim().to_owned())
+                    .filter(|r| !r.is_empty())
+                    .collect(),
+                ..SearchQuery::new(query)
+            };
+            let hits = db.search(&q)?;
+            if hits.is_empty() {
+                writeln!(out, "No matches.")?;
+            }
+            for h in hits {
+                let title = h.session_title.as_deref().unwrap_or("");
+                writeln!(
+                    out,
+                    "{}  #{}  {:<9} {}  {}",
+                    h.session_id,
+                    h.message_id,
+                    h.role,
+                    title,
+                    one_line(&h.snippet, 100)
+                )?;
+            }
+        }
+        SessionsAction::Export {
+            output,
+            session_id,
+            source,
+        } => {
+            let ids: Vec<String> = match session_id {
+                Some(key) => vec![resolve(&db, &key)?],
+                None => db
+                    .list_sessions(&ListFilter {
+                        source,
+                        limit: usize::MAX,
+                        include_children: true,
+                        ..ListFilter::default()
+                    })?
+                    .into_iter()
+                    .map(|s| s.id)
+                    .collect(),
+            };
+            let mut text = String::new();
+            for id in &ids {
+                if let Some(export) = db.export_session(id)? {
+                    text.push_str(&serde_json::to_string(&export)?);
+                    text.push('\n');
+                }
+            }
+            if output == "-" {
+                out.write_all(text.as_bytes())?;
+            } else {
+                std::fs::write(&output, text).with_context(|| format!("cannot write {output}"))?;
+                writeln!(
+                    std::io::stderr(),
+                    "Exported {} session(s) to {output}",
+                    ids.len()
+                )?;
+            }
+        }
+        SessionsAction::Delete { session_id, yes } => {
+            let id = resolve(&db, &session_id)?;
+            confirm(yes, &format!("Delete session {id} and all its messages?"))?;
+            if db.delete_session(&id)? {
+                writeln!(out, "Deleted session {id}.")?;
+            }
+        }
+        SessionsAction::Prune {
+            older_than,
+            source,
+            yes,
+        } => {
+            let days: u32 = older_than
+                .trim()
+                .trim_end_matches('d')
+                .parse()
+                .with_context(|| {
+                    format!("--older-than '{older_than}' is not a number of days (e.g. 90 or 90d)")
+                })?;
+            confirm(
+                yes,
+                &format!("Delete ended sessions older than {days} days?"),
+            )?;
+            let n = db.prune_sessions(days, source.as_deref())?;
+            writeln!(out, "Pruned {n} session(s).")?;
+        }
+        SessionsAction::Rename { session_id, title } => {
+            let id = resolve(&db, &session_id)?;
+            let title = title.join(" ");
+            db.set_title(&id, &title)?;
+            writeln!(out, "Session {id} is now titled \"{title}\".")?;
+        }
+        SessionsAction::Stats => {
+            let size = std::fs::metadata(db.path()).map(|m| m.len()).unwrap_or(0);
+            writeln!(out, "Sessions:  {}", db.session_count()?)?;
+            writeln!(out, "Messages:  {}", db.message_count(None)?)?;
+            writeln!(
+                out,
+                "Database:  {} ({:.1} MB)",
+                db.path().display(),
+                size as f64 / 1_048_576.0
+            )?;
+        }
+    }
+    db.close()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn resolve(db: &SessionDb, key: &str) -> Result<String> {
+    if let Some(id) = db.resolve_session_id(key)? {
+        return Ok(id);
+    }
+    if let Some(id) = db.resolve_by_title(key)? {
+        return Ok(id);
+    }
+    bail!(
+        "no session matches '{key}' (by id, id prefix or title). List them with: hermes sessions list"
+    )
+}
+
+fn confirm(yes: bool, question: &str) -> Result<()> {
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!("{question} Refusing without confirmation: pass --yes to proceed non-interactively");
+    }
+    let mut err = std::io::stderr();
+    write!(err, "{question} [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        bail!("cancelled")
+    }
+}
+
+fn list(out: &mut impl Write, rows: &[SessionSummary]) -> Result<()> {
+    if rows.is_empty() {
+        writeln!(out, "No sessions yet. Start one with: hermes chat")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<24} {:<16} {:>5}  {:<32} PREVIEW",
+        "ID", "LAST ACTIVE", "MSGS", "TITLE"
+    )?;
+    for r in rows {
+        let title = r.title.as_deref().unwrap_or("—");
+        writeln!(
+            out,
+            "{:<24} {:<16} {:>5}  {:<32} {}",
+            r.id,
+            format_time(r.last_active),
+            r.message_count,
+            one_line(title, 32),
+            one_line(&r.preview, 60)
+        )?;
+    }
+    Ok(())
+}
+
+fn show(out: &mut impl Write, db: &SessionDb, id: &str) -> Result<()> {
+    let row = db
+        .get_session(id)?
+        .with_context(|| format!("session {id} not found"))?;
+    writeln!(out, "Session:  {}", row.id)?;
+    if let Some(t) = &row.title {
+        writeln!(out, "Title:    {t}")?;
+    }
+    writeln!(out, "Model:    {}", row.model.as_deref().unwrap_or("?"))?;
+    writeln!(out, "Started:  {}", format_time(row.started_at))?;
+    writeln!(
+        out,
+        "Messages: {} ({} tool calls, {} API calls, {} in / {} out tokens)",
+        row.message_count,
+        row.tool_call_count,
+        row.api_call_count,
+        row.input_tokens,
+        row.output_tokens
+    )?;
+    writeln!(out)?;
+    for m in db.messages(id)? {
+        let body = m.content.as_deref().unwrap_or("");
+        match m.role.as_str() {
+            "tool" => writeln!(
+                out,
+                "[tool {}] {}",
+                m.tool_name.as_deref().unwrap_or("?"),
+                one_line(body, 200)
+            )?,
+            "assistant" if m.tool_calls.is_some() => {
+                if !body.is_empty() {
+                    writeln!(out, "[assistant] {body}")?;
+                }
+                writeln!(
+                    out,
+                    "[assistant → tools] {}",
+                    one_line(m.tool_calls.as_deref().unwrap_or(""), 200)
+                )?;
+            }
+            role => writeln!(out, "[{role}] {body}")?,
+        }
+    }
+    Ok(())
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    crate::render::preview(text, max)
+}
+
+/// `YYYY-MM-DD HH:MM` in UTC.
+fn format_time(ts: f64) -> String {
+    hermes_state::time::UtcTime::from_unix(ts as i64).short()
+}

@@ -1,0 +1,250 @@
+//! Connection set-up (journal mode, pragmas) and the retrying write transaction.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use super::error::{Ctx, DbError, is_busy_error, is_fts_write_damage};
+use super::{SessionDb, schema};
+
+/// SQLite's own busy wait; application-level jittered retries do the rest.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(1);
+/// Attempts of one write before [`DbError::Busy`].
+pub(crate) const WRITE_MAX_RETRIES: u32 = 15;
+/// Jitter bounds between attempts.
+pub(crate) const RETRY_MIN_MS: u64 = 20;
+pub(crate) const RETRY_MAX_MS: u64 = 150;
+/// Passive WAL checkpoint cadence (successful writes).
+pub(crate) const CHECKPOINT_EVERY: u64 = 50;
+/// FTS segment-merge cadence (successful writes).
+pub(crate) const OPTIMIZE_EVERY: u64 = 1000;
+
+/// The journal mode a connection ended up in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalMode {
+    /// Write-ahead log (normal).
+    Wal,
+    /// Rollback journal: the filesystem refused WAL (NFS, SMB, some FUSE mounts).
+    Delete,
+}
+
+/// Tiny xorshift64* generator for retry jitter.
+#[derive(Debug, Clone)]
+pub(crate) struct Jitter(u64);
+
+impl Jitter {
+    pub(crate) fn from_time() -> Self {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9E37_79B9_7F4A_7C15);
+        let seed = nanos ^ (u64::from(std::process::id()) << 32) ^ 0xA076_1D64_78BD_642F;
+        Self(if seed == 0 { 1 } else { seed })
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A delay uniformly drawn from `[RETRY_MIN_MS, RETRY_MAX_MS]`.
+    pub(crate) fn delay(&mut self) -> Duration {
+        let span = RETRY_MAX_MS - RETRY_MIN_MS + 1;
+        Duration::from_millis(RETRY_MIN_MS + self.next_u64() % span)
+    }
+}
+
+/// Opens a read-write connection (creating the file) with the reference's pragmas.
+pub(crate) fn connect_rw(path: &Path) -> Result<(Connection, JournalMode), DbError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| DbError::Open {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .ctx("setting the busy timeout")?;
+    let mode = apply_journal_mode(&conn)?;
+    // The reference relies on SQLite's default (FULL) on Linux and forces FULL on macOS;
+    // state it explicitly so every build has the same durability.
+    conn.pragma_update(None, "synchronous", "FULL")
+        .ctx("setting synchronous=FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .ctx("enabling foreign keys")?;
+    Ok((conn, mode))
+}
+
+/// Opens an existing database for reading only: no schema work, no write lock.
+pub(crate) fn connect_ro(path: &Path) -> Result<Connection, DbError> {
+    if !path.exists() {
+        return Err(DbError::Open {
+            path: path.to_path_buf(),
+            message: "no such file".to_owned(),
+        });
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| DbError::Open {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .ctx("setting the busy timeout")?;
+    Ok(conn)
+}
+
+fn journal_mode(conn: &Connection) -> Result<String, rusqlite::Error> {
+    conn.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+        .map(|m| m.trim().to_ascii_lowercase())
+}
+
+/// Switches to WAL unless the file already is WAL; falls back to DELETE when the filesystem
+/// refuses (the pragma answers with another mode, or fails with a locking-protocol error).
+/// Never downgrades a file whose header already says WAL.
+fn apply_journal_mode(conn: &Connection) -> Result<JournalMode, DbError> {
+    if let Ok(mode) = journal_mode(conn)
+        && mode == "wal"
+    {
+        return Ok(JournalMode::Wal);
+    }
+    match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+        Ok(answer) if answer.eq_ignore_ascii_case("wal") => Ok(JournalMode::Wal),
+        Ok(_) => {
+            conn.query_row("PRAGMA journal_mode=DELETE", [], |_| Ok(()))
+                .ctx("falling back to journal_mode=DELETE")?;
+            Ok(JournalMode::Delete)
+        }
+        Err(e) => {
+            let msg = e.to_string().to_lowercase();
+            let incompatible = msg.contains("locking protocol") || msg.contains("not authorized");
+            if !incompatible || journal_mode(conn).is_ok_and(|m| m == "wal") {
+                return Err(DbError::Sqlite {
+                    context: "enabling WAL journal mode",
+                    source: e,
+                });
+            }
+            conn.query_row("PRAGMA journal_mode=DELETE", [], |_| Ok(()))
+                .ctx("falling back to journal_mode=DELETE")?;
+            Ok(JournalMode::Delete)
+        }
+    }
+}
+
+impl SessionDb {
+    /// Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, retrying on SQLITE_BUSY/LOCKED with 20–150 ms
+    /// jitter (15 attempts), and once after an in-place FTS rebuild when the write failed with
+    /// an FTS-corruption error. Maintenance (checkpoint, FTS merge) runs on its cadence after
+    /// successful writes.
+    pub(crate) fn write<T>(
+        &mut self,
+        context: &'static str,
+        mut f: impl FnMut(&Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        if self.read_only {
+            return Err(DbError::ReadOnly);
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = (|| {
+                let tx = self
+                    .conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .ctx(context)?;
+                let value = f(&tx)?;
+                tx.commit().ctx(context)?;
+                Ok(value)
+            })();
+            match result {
+                Ok(value) => {
+                    self.after_write();
+                    return Ok(value);
+                }
+                Err(e) if e.is_busy() => {
+                    if attempt >= WRITE_MAX_RETRIES {
+                        return Err(DbError::Busy { attempts: attempt });
+                    }
+                    std::thread::sleep(self.jitter.delay());
+                }
+                Err(DbError::Sqlite { source, context })
+                    if is_fts_write_damage(&source) && !self.fts_rebuild_attempted =>
+                {
+                    self.fts_rebuild_attempted = true;
+                    if self.rebuild_fts().is_err() {
+                        return Err(DbError::Sqlite { context, source });
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn after_write(&mut self) {
+        self.write_count += 1;
+        if self.write_count % CHECKPOINT_EVERY == 0 {
+            // Best effort: PASSIVE never blocks writers; failures only delay WAL reuse.
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        }
+        if self.write_count % OPTIMIZE_EVERY == 0 {
+            let _ = self.optimize_fts();
+        }
+    }
+
+    /// Merges each FTS index into one segment (`'optimize'`). Returns how many were optimised.
+    pub fn optimize_fts(&mut self) -> Result<usize, DbError> {
+        self.fts_command("optimize")
+    }
+
+    /// Rebuilds both FTS indexes from their stored text (`'rebuild'`); if that fails, drops
+    /// and recreates them from `messages`. Returns how many indexes were rebuilt.
+    pub fn rebuild_fts(&mut self) -> Result<usize, DbError> {
+        if self.read_only {
+            return Err(DbError::ReadOnly);
+        }
+        match self.fts_command("rebuild") {
+            Ok(n) if n == self.fts_table_count() => Ok(n),
+            _ => super::repair::recreate_fts(&self.conn, self.trigram_available),
+        }
+    }
+
+    fn fts_table_count(&self) -> usize {
+        usize::from(self.fts_enabled) + usize::from(self.trigram_available)
+    }
+
+    fn fts_command(&mut self, command: &'static str) -> Result<usize, DbError> {
+        if self.read_only {
+            return Err(DbError::ReadOnly);
+        }
+        let mut done = 0;
+        for table in schema::FTS_TABLES {
+            if !super::repair::table_queryable(&self.conn, table) {
+                continue;
+            }
+            // Table names come from a fixed list; the command is a bound parameter.
+            let sql = format!("INSERT INTO {table}({table}) VALUES(?1)");
+            match self.conn.execute(&sql, [command]) {
+                Ok(_) => done += 1,
+                Err(e) if is_busy_error(&e) => return Err(DbError::Busy { attempts: 1 }),
+                Err(source) => {
+                    return Err(DbError::Sqlite {
+                        context: "running FTS maintenance",
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(done)
+    }
+}
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

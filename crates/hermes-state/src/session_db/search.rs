@@ -1,0 +1,271 @@
+//! Full-text search over messages (`search_messages` in the reference).
+//!
+//! Plain queries run against the `unicode61` index with BM25 ranking. Queries with 3+ CJK
+//! characters per term use the trigram index; shorter CJK terms fall back to `LIKE`, as in
+//! the reference. Two additions: a word query with no hits is retried as a substring query on
+//! the trigram index (so `egra` finds `Telegram`), and a sanitised query FTS5 still rejects is
+//! retried with every term quoted literally instead of silently returning nothing.
+//! Every value is a bound parameter; only fixed SQL text is ever formatted.
+
+use rusqlite::{Row, ToSql};
+
+use super::SessionDb;
+use super::error::{Ctx, DbError};
+use super::fts_query::{
+    contains_cjk, count_cjk, is_operator, literal_query, sanitize_fts5_query, trigram_query,
+};
+use super::messages::{MSG_COLS_M, content_text, f64_at, query_messages, text_at};
+use super::sql::like_escape;
+use super::types::{SearchHit, SearchQuery, SearchSort, StoredMessage};
+
+/// Characters of context-message content kept in a hit.
+const CONTEXT_CHARS: usize = 200;
+
+enum Outcome {
+    Hits(Vec<SearchHit>),
+    /// FTS5 refused the expression (syntax, unknown column …).
+    Rejected(String),
+}
+
+fn hit_row(r: &Row<'_>) -> rusqlite::Result<SearchHit> {
+    Ok(SearchHit {
+        message_id: r.get(0)?,
+        session_id: text_at(r, 1)?.unwrap_or_default(),
+        role: text_at(r, 2)?.unwrap_or_default(),
+        snippet: text_at(r, 3)?.unwrap_or_default(),
+        timestamp: f64_at(r, 4)?.unwrap_or(0.0),
+        session_source: text_at(r, 5)?.unwrap_or_default(),
+        model: text_at(r, 6)?,
+        session_title: text_at(r, 7)?,
+        rank: f64_at(r, 8)?.unwrap_or(0.0),
+        context: Vec::new(),
+    })
+}
+
+/// Whether an error came from the FTS5 query parser rather than the database.
+fn is_query_error(e: &rusqlite::Error) -> bool {
+    let msg = e.to_string().to_lowercase();
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown)
+        && (msg.contains("fts5")
+            || msg.contains("no such column")
+            || msg.contains("unknown special query")
+            || msg.contains("malformed match")
+            || msg.contains("syntax error"))
+}
+
+/// The filter clauses and their parameters shared by every search path.
+struct Filters<'q> {
+    sql: String,
+    params: Vec<&'q dyn ToSql>,
+}
+
+fn filters(q: &SearchQuery) -> Filters<'_> {
+    let mut sql = String::from(" AND (m.active = 1 OR m.compacted = 1)");
+    let mut params: Vec<&dyn ToSql> = Vec::new();
+    let list = |col: &str, values: &'_ [String], sql: &mut String| {
+        if !values.is_empty() {
+            let marks = vec!["?"; values.len()].join(",");
+            sql.push_str(&format!(" AND {col} IN ({marks})"));
+        }
+    };
+    list("s.source", &q.source_filter, &mut sql);
+    list("m.role", &q.role_filter, &mut sql);
+    params.extend(q.source_filter.iter().map(|s| s as &dyn ToSql));
+    params.extend(q.role_filter.iter().map(|s| s as &dyn ToSql));
+    if let Some(id) = &q.session_id {
+        sql.push_str(" AND m.session_id = ?");
+        params.push(id);
+    }
+    Filters { sql, params }
+}
+
+fn order_by(sort: SearchSort) -> &'static str {
+    match sort {
+        SearchSort::Relevance => "ORDER BY rank",
+        SearchSort::Newest => "ORDER BY m.timestamp DESC, rank",
+        SearchSort::Oldest => "ORDER BY m.timestamp ASC, rank",
+    }
+}
+
+impl SessionDb {
+    /// Searches message text, tool names and tool-call arguments. Returns at most
+    /// `q.limit` hits after `q.offset`, each with a `>>>match<<<` snippet and its neighbours.
+    /// Hostile input yields `Ok` (possibly empty) or [`DbError::InvalidQuery`], never a raw
+    /// SQL error.
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, DbError> {
+        if !self.fts_enabled {
+            return Ok(Vec::new());
+        }
+        // NUL is meaningless in a query and would collide with the sanitiser's placeholders.
+        let raw = q.query.replace('\0', " ");
+        if raw.trim().is_empty() || q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let query = sanitize_fts5_query(&raw);
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut hits = if contains_cjk(&query) {
+            self.search_cjk(&query, q)?
+        } else {
+            let mut hits = match self.run_fts("messages_fts", &query, q)? {
+                Outcome::Hits(h) => h,
+                Outcome::Rejected(why) => match literal_query(&query) {
+                    None => Vec::new(),
+                    Some(lit) => match self.run_fts("messages_fts", &lit, q)? {
+                        Outcome::Hits(h) => h,
+                        Outcome::Rejected(_) => {
+                            return Err(DbError::InvalidQuery(format!(
+                                "the search engine could not parse {:?} ({why})",
+                                truncate(&raw, 80)
+                            )));
+                        }
+                    },
+                },
+            };
+            if hits.is_empty()
+                && self.trigram_available
+                && let Some(tq) = trigram_query(&query)
+                && let Outcome::Hits(h) = self.run_fts("messages_fts_trigram", &tq, q)?
+            {
+                hits = h;
+            }
+            hits
+        };
+        for hit in &mut hits {
+            hit.context = self.context_of(hit.message_id)?;
+        }
+        Ok(hits)
+    }
+
+    fn run_fts(
+        &self,
+        table: &'static str,
+        expr: &str,
+        q: &SearchQuery,
+    ) -> Result<Outcome, DbError> {
+        let f = filters(q);
+        let sql = format!(
+            "SELECT m.id, m.session_id, m.role, \
+             snippet({table}, 0, '>>>', '<<<', '...', 40), m.timestamp, s.source, s.model, \
+             s.title, {table}.rank FROM {table} JOIN messages m ON m.id = {table}.rowid \
+             JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?{} {} LIMIT ? OFFSET ?",
+            f.sql,
+            order_by(q.sort)
+        );
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
+        let mut params: Vec<&dyn ToSql> = vec![&expr];
+        params.extend(f.params);
+        params.push(&limit);
+        params.push(&offset);
+        let mut stmt = self.conn.prepare_cached(&sql).ctx("searching messages")?;
+        let rows = match stmt.query_map(params.as_slice(), hit_row) {
+            Ok(rows) => rows.collect::<Result<Vec<_>, _>>(),
+            Err(e) => Err(e),
+        };
+        match rows {
+            Ok(hits) => Ok(Outcome::Hits(hits)),
+            Err(e) if is_query_error(&e) => Ok(Outcome::Rejected(e.to_string())),
+            Err(source) => Err(DbError::Sqlite {
+                context: "searching messages",
+                source,
+            }),
+        }
+    }
+
+    /// CJK: trigram index when every CJK term has 3+ characters, else `LIKE` per term.
+    fn search_cjk(&self, query: &str, q: &SearchQuery) -> Result<Vec<SearchHit>, DbError> {
+        let raw = query.trim_matches('"').trim();
+        let short_term = raw
+            .split_whitespace()
+            .filter(|t| !is_operator(t) && contains_cjk(t))
+            .any(|t| count_cjk(t) < 3);
+        if count_cjk(raw) >= 3 && !short_term && self.trigram_available {
+            let expr = raw
+                .split_whitespace()
+                .map(|t| {
+                    if is_operator(t) {
+                        t.to_owned()
+                    } else {
+                        super::fts_query::quote(t)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            if let Outcome::Hits(h) = self.run_fts("messages_fts_trigram", &expr, q)? {
+                return Ok(h);
+            }
+        }
+        self.search_like(raw, q)
+    }
+
+    fn search_like(&self, raw: &str, q: &SearchQuery) -> Result<Vec<SearchHit>, DbError> {
+        let mut terms: Vec<&str> = raw.split_whitespace().filter(|t| !is_operator(t)).collect();
+        if terms.is_empty() {
+            terms.push(raw);
+        }
+        let patterns: Vec<String> = terms
+            .iter()
+            .map(|t| format!("%{}%", like_escape(t)))
+            .collect();
+        let clause = vec![
+            "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')";
+            terms.len()
+        ]
+        .join(" OR ");
+        let f = filters(q);
+        let sql = format!(
+            "SELECT m.id, m.session_id, m.role, \
+             substr(m.content, max(1, instr(m.content, ?) - 40), 120), m.timestamp, s.source, \
+             s.model, s.title, 0.0 FROM messages m JOIN sessions s ON s.id = m.session_id \
+             WHERE ({clause}){} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?",
+            f.sql
+        );
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
+        let first = terms[0];
+        let mut params: Vec<&dyn ToSql> = vec![&first];
+        for p in &patterns {
+            params.extend([p as &dyn ToSql, p, p]);
+        }
+        params.extend(f.params);
+        params.push(&limit);
+        params.push(&offset);
+        let mut stmt = self.conn.prepare(&sql).ctx("searching messages")?;
+        let rows = stmt
+            .query_map(params.as_slice(), hit_row)
+            .ctx("searching messages")?;
+        rows.collect::<Result<_, _>>().ctx("searching messages")
+    }
+
+    /// The message before (by timestamp, then id), the message itself, and the one after.
+    fn context_of(&self, message_id: i64) -> Result<Vec<StoredMessage>, DbError> {
+        let sql = format!(
+            "WITH t AS (SELECT session_id, timestamp, id FROM messages WHERE id = ?1) \
+             SELECT * FROM (SELECT {MSG_COLS_M} FROM messages m JOIN t ON t.session_id = m.session_id \
+               WHERE m.timestamp < t.timestamp OR (m.timestamp = t.timestamp AND m.id < t.id) \
+               ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) \
+             UNION ALL SELECT {MSG_COLS_M} FROM messages m WHERE m.id = ?1 \
+             UNION ALL SELECT * FROM (SELECT {MSG_COLS_M} FROM messages m JOIN t ON t.session_id = m.session_id \
+               WHERE m.timestamp > t.timestamp OR (m.timestamp = t.timestamp AND m.id > t.id) \
+               ORDER BY m.timestamp ASC, m.id ASC LIMIT 1)"
+        );
+        let mut msgs = query_messages(&self.conn, &sql, [message_id])?;
+        for m in &mut msgs {
+            m.content = m
+                .content
+                .as_deref()
+                .map(|c| truncate(&content_text(c), CONTEXT_CHARS));
+        }
+        Ok(msgs)
+    }
+}
+
+fn truncate(s: &str, chars: usize) -> String {
+    s.chars().take(chars).collect()
+}
+
+#[cfg(test)]
+#[path = "search_tests.rs"]
+mod tests;
