@@ -307,6 +307,7 @@ impl Agent {
             },
             max_tokens: self.options.max_tokens,
             temperature: self.options.temperature,
+            tool_choice: Default::default(),
         };
         let mut stream = self.provider.stream(&request, cancel).await?;
         let mut acc = StreamAccumulator::new();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use hermes_agent::{Agent, AgentError, AgentOptions};
-use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError};
+use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provider};
 use hermes_protocol::{Event, TurnEnd};
 use hermes_state::session_db::SessionDb;
 use hermes_state::{Config, Env, HermesHome};
@@ -47,6 +47,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (Some(prompt), _) => run_query(&cli.run, prompt, Mode::Oneshot).await,
         (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
         (None, Some(Command::Sessions(args))) => crate::sessions::run(args),
+        (None, Some(Command::Model(args))) => crate::model_cmd::run(args),
         (None, None) => {
             run_chat(
                 ChatArgs {
@@ -159,23 +160,44 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         Config::load(&home.config_file(), &env)?
     };
     let home_text = home.root().display().to_string();
-    let mut rt = runtime::resolve(
+    let mut rt = match runtime::resolve(
         &config,
         &env,
         run.provider.as_deref(),
         run.model.as_deref(),
         &home_text,
-    )?;
-    let provider = ChatCompletionsProvider::new(
-        rt.provider.clone(),
-        ChatCompletionsConfig {
-            api_key: rt.api_key.clone(),
-            ..ChatCompletionsConfig::new(rt.base_url.clone())
-        },
-    )?;
-    if rt.model.is_none() {
-        rt.model = Some(discover_model(&provider, &rt).await?);
-    }
+    ) {
+        Ok(rt) => rt,
+        Err(runtime::SetupError::NoProvider { .. }) if local_model_available(&home) => {
+            let mut err = std::io::stderr();
+            let _ = writeln!(
+                err,
+                "No provider configured: answering with the local model (offline). Configure a provider for stronger answers."
+            );
+            Runtime {
+                provider: "local".into(),
+                base_url: String::new(),
+                api_key: None,
+                model: None,
+            }
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let provider: Arc<dyn Provider> = if rt.provider == "local" {
+        local_provider(&mut rt, &home, &config)?
+    } else {
+        let remote = ChatCompletionsProvider::new(
+            rt.provider.clone(),
+            ChatCompletionsConfig {
+                api_key: rt.api_key.clone(),
+                ..ChatCompletionsConfig::new(rt.base_url.clone())
+            },
+        )?;
+        if rt.model.is_none() {
+            rt.model = Some(discover_model(&remote, &rt).await?);
+        }
+        Arc::new(remote)
+    };
     let toolsets: Vec<String> = match &run.toolsets {
         Some(list) => list
             .split(',')
@@ -249,13 +271,7 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
             hermes_home: Some(home.root().to_path_buf()),
         },
     };
-    let mut agent = Agent::new(
-        Arc::new(provider),
-        tools,
-        options,
-        Some(system_prompt),
-        past,
-    );
+    let mut agent = Agent::new(provider, tools, options, Some(system_prompt), past);
     let db_path = db.map(|db| {
         let store = DbStore::new(
             db,
@@ -274,6 +290,55 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         runtime: rt,
         db_path,
     })
+}
+
+/// Whether the default local model has been fetched.
+fn local_model_available(home: &HermesHome) -> bool {
+    cfg!(feature = "local") && home.models_dir().join(DEFAULT_LOCAL_FILE).is_file()
+}
+
+/// File name of the default local model (kept here so builds without the
+/// `local` feature still recognise it).
+const DEFAULT_LOCAL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+#[cfg(feature = "local")]
+fn local_provider(
+    rt: &mut Runtime,
+    home: &HermesHome,
+    config: &Config,
+) -> Result<Arc<dyn Provider>> {
+    let path = match &rt.model {
+        Some(m) => PathBuf::from(m),
+        None => hermes_local::models::default_path(&home.models_dir()),
+    };
+    let mut local = hermes_local::LocalConfig::new(&path);
+    if let Some(n) = config
+        .model
+        .context_length
+        .and_then(|n| u32::try_from(n).ok())
+    {
+        local.context_length = n;
+    }
+    if let Some(t) = config
+        .get("local.threads")
+        .and_then(serde_json::Value::as_u64)
+    {
+        local.threads = usize::try_from(t).unwrap_or(1).max(1);
+    }
+    let provider = hermes_local::LocalProvider::start(local)?;
+    rt.model = Some(path.display().to_string());
+    Ok(Arc::new(provider))
+}
+
+#[cfg(not(feature = "local"))]
+fn local_provider(
+    _rt: &mut Runtime,
+    _home: &HermesHome,
+    _config: &Config,
+) -> Result<Arc<dyn Provider>> {
+    anyhow::bail!(
+        "this hermes was built without the embedded model (cargo feature `local`): configure a remote provider instead"
+    )
 }
 
 async fn discover_model(provider: &ChatCompletionsProvider, rt: &Runtime) -> Result<String> {

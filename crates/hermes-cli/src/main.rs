@@ -3,6 +3,7 @@
 mod args;
 mod chat;
 mod history;
+mod model_cmd;
 mod render;
 mod runtime;
 mod session_id;

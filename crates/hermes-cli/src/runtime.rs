@@ -96,6 +96,19 @@ pub fn resolve(
     } else {
         requested
     };
+    if requested == "local" {
+        // The model is a GGUF path; the caller fills in the default file when unset.
+        let model = flag_model
+            .or(cfg.model.default.as_deref())
+            .map(str::trim)
+            .filter(|m| !m.is_empty());
+        return Ok(Runtime {
+            provider: "local".into(),
+            base_url: String::new(),
+            api_key: None,
+            model: model.map(str::to_owned),
+        });
+    }
     let spec = providers::find(&requested).ok_or_else(|| SetupError::UnknownProvider {
         name: requested.clone(),
         known: providers::known_names().join(", "),

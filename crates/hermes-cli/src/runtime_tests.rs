@@ -106,3 +106,28 @@ fn config_credentials_do_not_leak_to_another_provider() {
     assert_eq!(rt.api_key.as_deref(), Some("sk-or"));
     assert!(!format!("{rt:?}").contains("sk-or"));
 }
+
+#[test]
+fn local_takes_a_gguf_path_as_the_model() {
+    let rt = resolve(
+        &Config::default(),
+        &Env::default(),
+        Some("local"),
+        Some("/m/x.gguf"),
+        "/h",
+    )
+    .unwrap();
+    assert_eq!(
+        (rt.provider.as_str(), rt.model.as_deref()),
+        ("local", Some("/m/x.gguf"))
+    );
+    let rt = resolve(
+        &cfg("model:\n  provider: local\n"),
+        &Env::default(),
+        None,
+        None,
+        "/h",
+    )
+    .unwrap();
+    assert_eq!((rt.provider.as_str(), rt.model), ("local", None));
+}

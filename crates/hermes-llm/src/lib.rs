@@ -13,4 +13,4 @@ mod wire;
 pub use accumulate::{Completion, StreamAccumulator, complete};
 pub use chat_completions::{ChatCompletionsConfig, ChatCompletionsProvider};
 pub use error::LlmError;
-pub use provider::{ChatRequest, DeltaStream, Provider, StreamDelta};
+pub use provider::{ChatRequest, DeltaStream, Provider, StreamDelta, ToolChoice};

@@ -22,6 +22,22 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Sampling temperature.
     pub temperature: Option<f32>,
+    /// Whether and which tool the model must call.
+    pub tool_choice: ToolChoice,
+}
+
+/// The `tool_choice` of a request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (the default; nothing is sent on the wire).
+    #[default]
+    Auto,
+    /// The model must not call tools.
+    None,
+    /// The model must call some tool.
+    Required,
+    /// The model must call this tool.
+    Named(String),
 }
 
 /// A piece of a streamed completion, in arrival order.

@@ -5,7 +5,7 @@ use hermes_protocol::{FinishReason, Message, Role, Usage};
 use serde_json::{Map, Value, json};
 
 use crate::error::{MAX_ERROR_BODY, truncate};
-use crate::{ChatRequest, LlmError, StreamDelta};
+use crate::{ChatRequest, LlmError, StreamDelta, ToolChoice};
 
 /// The JSON body of a streamed chat-completions request.
 pub(crate) fn request_body(req: &ChatRequest) -> Value {
@@ -31,6 +31,21 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
             })
             .collect();
         body.insert("tools".into(), tools);
+        match &req.tool_choice {
+            ToolChoice::Auto => {}
+            ToolChoice::None => {
+                body.insert("tool_choice".into(), json!("none"));
+            }
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), json!("required"));
+            }
+            ToolChoice::Named(name) => {
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "function", "function": {"name": name}}),
+                );
+            }
+        }
     }
     body.insert("stream".into(), Value::Bool(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));

@@ -24,6 +24,7 @@ fn request_body_shape() {
         }],
         max_tokens: Some(100),
         temperature: Some(0.7),
+        ..Default::default()
     };
     let body = request_body(&req);
     assert_eq!(body["model"], "gpt-x");
@@ -235,4 +236,26 @@ fn full_completion_to_deltas() {
         completion_deltas(&json!({"error": {"message": "x"}}), None),
         Err(LlmError::Http { .. })
     ));
+}
+
+#[test]
+fn tool_choice_goes_on_the_wire_only_when_not_auto() {
+    use crate::ToolChoice;
+    let mut req = crate::ChatRequest {
+        model: "m".into(),
+        tools: vec![hermes_protocol::ToolSchema {
+            name: "terminal".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }],
+        ..Default::default()
+    };
+    assert!(request_body(&req).get("tool_choice").is_none());
+    req.tool_choice = ToolChoice::Required;
+    assert_eq!(request_body(&req)["tool_choice"], "required");
+    req.tool_choice = ToolChoice::Named("terminal".into());
+    assert_eq!(
+        request_body(&req)["tool_choice"]["function"]["name"],
+        "terminal"
+    );
 }

@@ -77,3 +77,18 @@ fn readers_do_not_block_writers() {
     reader.conn.execute_batch("COMMIT").unwrap();
     assert_eq!(reader.message_count(None).unwrap(), 1);
 }
+
+#[test]
+fn durability_is_switchable() {
+    let (_dir, mut db) = temp_db();
+    let sync = |db: &SessionDb| {
+        db.conn
+            .query_row("PRAGMA synchronous", [], |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    assert_eq!(sync(&db), 2);
+    db.set_durability(Durability::Normal).unwrap();
+    assert_eq!(sync(&db), 1);
+    db.set_durability(Durability::Full).unwrap();
+    assert_eq!(sync(&db), 2);
+}

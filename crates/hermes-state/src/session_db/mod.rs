@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-pub use conn::JournalMode;
+pub use conn::{Durability, JournalMode};
 pub use error::DbError;
 pub use fts_query::sanitize_fts5_query;
 pub use text::{MAX_TITLE_LENGTH, sanitize_title};
