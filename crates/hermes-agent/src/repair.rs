@@ -63,8 +63,9 @@ fn parses(s: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(s).is_ok()
 }
 
-/// Walks JSON text outside string literals, handing each byte index to `f`.
-fn for_each_structural(s: &str, mut f: impl FnMut(usize, char)) {
+/// Walks JSON text outside string literals, handing each structural character
+/// and its byte index to `f`; returns whether the text ends inside a string.
+fn for_each_structural(s: &str, mut f: impl FnMut(usize, char)) -> bool {
     let mut in_string = false;
     let mut escaped = false;
     for (i, c) in s.char_indices() {
@@ -84,6 +85,7 @@ fn for_each_structural(s: &str, mut f: impl FnMut(usize, char)) {
         }
         f(i, c);
     }
+    in_string
 }
 
 fn remove_trailing_commas(s: &str) -> String {
@@ -108,37 +110,18 @@ fn remove_trailing_commas(s: &str) -> String {
 fn balance_brackets(s: &str) -> String {
     let mut stack = Vec::new();
     let mut surplus = Vec::new();
-    let mut in_string_at_end = false;
-    {
-        let mut in_string = false;
-        let mut escaped = false;
-        for (i, c) in s.char_indices() {
-            if in_string {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == '"' {
-                    in_string = false;
-                }
-                continue;
-            }
-            match c {
-                '"' => in_string = true,
-                '{' => stack.push('}'),
-                '[' => stack.push(']'),
-                '}' | ']' => {
-                    if stack.last() == Some(&c) {
-                        stack.pop();
-                    } else {
-                        surplus.push(i);
-                    }
-                }
-                _ => {}
+    let in_string_at_end = for_each_structural(s, |i, c| match c {
+        '{' => stack.push('}'),
+        '[' => stack.push(']'),
+        '}' | ']' => {
+            if stack.last() == Some(&c) {
+                stack.pop();
+            } else {
+                surplus.push(i);
             }
         }
-        in_string_at_end |= in_string;
-    }
+        _ => {}
+    });
     let mut out: String = s
         .char_indices()
         .filter(|(i, _)| !surplus.contains(i))

@@ -82,6 +82,17 @@ fn agent(mock: &MockServer, max_turns: u32) -> Agent {
     )
 }
 
+/// Call ids in the order their tools finished.
+fn finished_ids(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Vec<String> {
+    collect(rx)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolFinished { call_id, .. } => Some(call_id),
+            _ => None,
+        })
+        .collect()
+}
+
 fn collect(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
     let mut out = Vec::new();
     while let Ok(e) = rx.try_recv() {
@@ -107,13 +118,7 @@ async fn read_only_calls_run_concurrently_and_results_keep_call_order() {
     assert_eq!(result.final_text, "both done");
     assert_eq!(result.api_calls, 2);
 
-    let finished: Vec<String> = collect(&mut rx)
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::ToolFinished { call_id, .. } => Some(call_id),
-            _ => None,
-        })
-        .collect();
+    let finished = finished_ids(&mut rx);
     assert_eq!(
         finished,
         vec!["fast", "slow"],
@@ -150,13 +155,7 @@ async fn exclusive_calls_run_one_after_another() {
         .run_turn("go", &tx, &CancellationToken::new())
         .await
         .unwrap();
-    let finished: Vec<String> = collect(&mut rx)
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::ToolFinished { call_id, .. } => Some(call_id),
-            _ => None,
-        })
-        .collect();
+    let finished = finished_ids(&mut rx);
     assert_eq!(finished, vec!["slow", "fast"]);
 }
 
