@@ -4,7 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use hermes_llm::{ChatRequest, Completion, LlmError, Provider, StreamAccumulator, StreamDelta};
+use hermes_llm::{
+    ChatRequest, Completion, ErrorContext, LlmError, Provider, StreamAccumulator, StreamDelta,
+    backoff, classify_error,
+};
 use hermes_protocol::{Event, Message, ToolCall, TurnEnd, Usage};
 use hermes_tools::{Homes, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -13,6 +16,7 @@ use crate::budget::{CallKind, TurnBudget};
 use crate::dispatch::run_batch;
 use crate::plan::PreparedCall;
 use crate::repair::repair_arguments;
+use crate::resilience::{RetryPolicy, Route, approx_tokens};
 use crate::store::MessageStore;
 use crate::{EventSink, wire};
 
@@ -70,7 +74,11 @@ pub enum AgentError {
 
 /// A conversation with a model and its tools.
 pub struct Agent {
-    provider: Arc<dyn Provider>,
+    /// The primary route first, then `fallback_providers` in order.
+    routes: Vec<Route>,
+    /// Index of the route in use; a fallback lasts for the rest of the session.
+    active: usize,
+    retry: RetryPolicy,
     tools: Registry,
     options: AgentOptions,
     messages: Vec<Message>,
@@ -80,7 +88,8 @@ pub struct Agent {
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
-            .field("provider", &self.provider.name())
+            .field("routes", &self.routes)
+            .field("active", &self.active)
             .field("tools", &self.tools)
             .field("options", &self.options)
             .field("messages", &self.messages.len())
@@ -106,13 +115,37 @@ impl Agent {
                 .into_iter()
                 .filter(|m| m.role != hermes_protocol::Role::System),
         );
-        Self {
+        let primary = Route {
             provider,
+            model: options.model.clone(),
+        };
+        Self {
+            routes: vec![primary],
+            active: 0,
+            retry: RetryPolicy::default(),
             tools,
             options,
             messages,
             store: None,
         }
+    }
+
+    /// Adds a provider to fall back to, after the primary and earlier fallbacks.
+    pub fn add_fallback(&mut self, provider: Arc<dyn Provider>, model: impl Into<String>) {
+        self.routes.push(Route {
+            provider,
+            model: model.into(),
+        });
+    }
+
+    /// Sets how failed calls are retried.
+    pub fn set_retry_policy(&mut self, policy: RetryPolicy) {
+        self.retry = policy;
+    }
+
+    /// The provider and model in use now.
+    pub fn active_route(&self) -> &Route {
+        &self.routes[self.active]
     }
 
     /// The conversation so far.
@@ -186,7 +219,7 @@ impl Agent {
                 self.push(Message::user(SUMMARY_REQUEST), events);
             }
             let completion = match self
-                .call_model(kind != CallKind::Summary, events, cancel)
+                .call_with_retry(kind != CallKind::Summary, events, cancel)
                 .await
             {
                 Ok(c) => c,
@@ -291,14 +324,88 @@ impl Agent {
         }
     }
 
+    /// One model call, retried and failed over as the classifier says.
+    async fn call_with_retry(
+        &mut self,
+        offer_tools: bool,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let mut attempt = 0u32;
+        loop {
+            let err = match self.call_model(offer_tools, events, cancel).await {
+                Ok(done) => return Ok(done),
+                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
+                Err(e) => e,
+            };
+            let route = &self.routes[self.active];
+            let verdict = classify_error(
+                &err,
+                &ErrorContext {
+                    provider: route.provider.name(),
+                    model: &route.model,
+                    approx_tokens: approx_tokens(&self.messages),
+                    context_length: None,
+                    num_messages: self.messages.len(),
+                },
+            );
+            let reason = verdict.reason.as_str();
+            if verdict.retryable && attempt < self.retry.max_retries {
+                attempt += 1;
+                let delay = verdict
+                    .retry_after
+                    .unwrap_or_else(|| {
+                        backoff::jittered(
+                            attempt,
+                            self.retry.base_delay,
+                            self.retry.max_delay,
+                            0.5,
+                            backoff::unit_random(),
+                        )
+                    })
+                    .min(self.retry.max_delay);
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "{reason}: {} — retrying in {:.1}s (attempt {attempt}/{})",
+                        verdict.message,
+                        delay.as_secs_f64(),
+                        self.retry.max_retries
+                    ),
+                });
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = cancel.cancelled() => return Err(LlmError::Cancelled),
+                }
+                continue;
+            }
+            if (verdict.should_fallback || verdict.retryable) && self.active + 1 < self.routes.len()
+            {
+                self.active += 1;
+                attempt = 0;
+                let next = &self.routes[self.active];
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "{reason}: {} — falling back to {} ({})",
+                        verdict.message,
+                        next.provider.name(),
+                        next.model
+                    ),
+                });
+                continue;
+            }
+            return Err(err);
+        }
+    }
+
     async fn call_model(
         &self,
         offer_tools: bool,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
+        let route = &self.routes[self.active];
         let request = ChatRequest {
-            model: self.options.model.clone(),
+            model: route.model.clone(),
             messages: wire::sanitize(&self.messages),
             tools: if offer_tools {
                 self.tools.schemas()
@@ -309,7 +416,7 @@ impl Agent {
             temperature: self.options.temperature,
             tool_choice: Default::default(),
         };
-        let mut stream = self.provider.stream(&request, cancel).await?;
+        let mut stream = route.provider.stream(&request, cancel).await?;
         let mut acc = StreamAccumulator::new();
         while let Some(delta) = stream.next().await {
             let delta = delta?;

@@ -9,10 +9,12 @@ pub mod budget;
 pub mod dispatch;
 pub mod plan;
 pub mod repair;
+mod resilience;
 mod store;
 pub mod wire;
 
 pub use agent::{Agent, AgentError, AgentOptions, SUMMARY_REQUEST, TurnResult};
+pub use resilience::{RetryPolicy, Route};
 pub use store::MessageStore;
 
 /// Where the agent sends its events.

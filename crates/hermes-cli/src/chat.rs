@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use hermes_agent::{Agent, AgentError, AgentOptions};
+use hermes_agent::{Agent, AgentError, AgentOptions, RetryPolicy};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provider};
 use hermes_protocol::{Event, TurnEnd};
 use hermes_state::session_db::SessionDb;
@@ -272,6 +272,22 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         },
     };
     let mut agent = Agent::new(provider, tools, options, Some(system_prompt), past);
+    agent.set_retry_policy(RetryPolicy {
+        max_retries: config.agent.api_max_retries,
+        ..RetryPolicy::default()
+    });
+    for fb in runtime::fallbacks(&config, &env)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", home.config_file().display()))?
+    {
+        let remote = ChatCompletionsProvider::new(
+            fb.provider.clone(),
+            ChatCompletionsConfig {
+                api_key: fb.api_key.clone(),
+                ..ChatCompletionsConfig::new(fb.base_url.clone())
+            },
+        )?;
+        agent.add_fallback(Arc::new(remote), fb.model.unwrap_or_default());
+    }
     let db_path = db.map(|db| {
         let store = DbStore::new(
             db,

@@ -197,3 +197,52 @@ fn auto_detect(cfg: &Config, env: &Env, home: &str) -> Result<String, SetupError
 #[cfg(test)]
 #[path = "runtime_tests.rs"]
 mod tests;
+
+/// The `fallback_providers:` entries of config.yaml, resolved in order:
+/// `{provider, model, base_url?, api_key?, key_env?}`.
+pub fn fallbacks(cfg: &Config, env: &Env) -> Result<Vec<Runtime>, String> {
+    let Some(entries) = cfg
+        .get("fallback_providers")
+        .and_then(serde_json::Value::as_array)
+    else {
+        return Ok(Vec::new());
+    };
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let field = |k: &str| {
+                entry
+                    .get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+            };
+            let where_ = format!("fallback_providers[{i}]");
+            let name = field("provider").ok_or_else(|| format!("{where_} needs a 'provider'"))?;
+            let model = field("model").ok_or_else(|| format!("{where_} needs a 'model'"))?;
+            let spec = providers::find(name).ok_or_else(|| {
+                format!(
+                    "{where_}: unknown provider '{name}'. Known providers: {}",
+                    providers::known_names().join(", ")
+                )
+            })?;
+            let base_url = field("base_url")
+                .or_else(|| spec.base_url_env.and_then(|v| env.get(v)))
+                .or(spec.base_url)
+                .ok_or_else(|| format!("{where_}: provider '{name}' needs a 'base_url'"))?
+                .trim_end_matches('/')
+                .to_owned();
+            let api_key = field("api_key")
+                .or_else(|| field("key_env").and_then(|v| env.get(v)))
+                .or_else(|| spec.key_env.iter().find_map(|v| env.get(v)))
+                .map(str::to_owned);
+            Ok(Runtime {
+                provider: spec.id.to_owned(),
+                base_url,
+                api_key,
+                model: Some(model.to_owned()),
+            })
+        })
+        .collect()
+}

@@ -131,3 +131,31 @@ fn local_takes_a_gguf_path_as_the_model() {
     .unwrap();
     assert_eq!((rt.provider.as_str(), rt.model), ("local", None));
 }
+
+#[test]
+fn fallback_providers_resolve_in_order_with_their_keys() {
+    let c = cfg(
+        "fallback_providers:\n  - provider: openrouter\n    model: a/b\n  - provider: custom\n    model: local-m\n    base_url: http://127.0.0.1:9/v1/\n    key_env: MY_KEY\n",
+    );
+    let env = Env::from_pairs([("OPENROUTER_API_KEY", "sk-or"), ("MY_KEY", "k2")]);
+    let f = fallbacks(&c, &env).unwrap();
+    assert_eq!(f.len(), 2);
+    assert_eq!(
+        (
+            f[0].provider.as_str(),
+            f[0].api_key.as_deref(),
+            f[0].model.as_deref()
+        ),
+        ("openrouter", Some("sk-or"), Some("a/b"))
+    );
+    assert_eq!(
+        (f[1].base_url.as_str(), f[1].api_key.as_deref()),
+        ("http://127.0.0.1:9/v1", Some("k2"))
+    );
+    let bad = cfg("fallback_providers:\n  - provider: custom\n");
+    assert!(
+        fallbacks(&bad, &Env::default())
+            .unwrap_err()
+            .contains("fallback_providers[0] needs a 'model'")
+    );
+}

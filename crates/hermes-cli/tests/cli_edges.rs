@@ -91,6 +91,7 @@ fn unreachable_server_names_the_url() {
         format!("model:\n  provider: custom\n  base_url: {url}\n  default: m\n"),
     )
     .unwrap();
+    sb.no_retries();
     let out = sb.chat("hi", &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
@@ -101,6 +102,7 @@ fn unreachable_server_names_the_url() {
 fn server_error_is_reported_not_hidden() {
     let sb = Sandbox::start();
     // No scripted reply: the mock answers 500.
+    sb.no_retries();
     let out = sb.chat("hi", &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
@@ -192,4 +194,36 @@ fn prompt_can_come_from_stdin() {
         sb.requests()[0]["messages"][1]["content"],
         "question from a pipe\n"
     );
+}
+
+#[test]
+fn rate_limits_are_retried_and_billing_falls_back_per_config() {
+    let sb = Sandbox::start();
+    let backup = hermes_mock::MockServer::start();
+    sb.add_config(&format!(
+        "fallback_providers:\n  - provider: custom\n    model: backup-model\n    base_url: {}\n",
+        backup.base_url()
+    ));
+    sb.mock.push(
+        Reply::error(429, r#"{"error":{"message":"Rate limit exceeded"}}"#)
+            .with_header("retry-after", "0"),
+    );
+    sb.mock.push(Reply::error(
+        402,
+        r#"{"error":{"message":"Insufficient credits"}}"#,
+    ));
+    backup.push(Reply::text("from the backup"));
+    let out = sb.command().args(["chat", "-q", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "from the backup\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("rate_limit") && err.contains("retrying"),
+        "{err}"
+    );
+    assert!(
+        err.contains("falling back to custom (backup-model)"),
+        "{err}"
+    );
+    assert_eq!(backup.chat_requests()[0]["model"], "backup-model");
 }

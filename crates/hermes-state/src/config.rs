@@ -33,11 +33,16 @@ pub struct ModelConfig {
 pub struct AgentConfig {
     /// Iteration budget per turn.
     pub max_turns: u32,
+    /// Retries of a failed model call before falling back or giving up.
+    pub api_max_retries: u32,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        Self { max_turns: 90 }
+        Self {
+            max_turns: 90,
+            api_max_retries: 3,
+        }
     }
 }
 
@@ -184,7 +189,10 @@ fn lenient_numbers(v: Value) -> Value {
                 .map(|(k, v)| {
                     let v = match v {
                         Value::String(s)
-                            if matches!(k.as_str(), "max_turns" | "context_length") =>
+                            if matches!(
+                                k.as_str(),
+                                "max_turns" | "context_length" | "api_max_retries"
+                            ) =>
                         {
                             s.trim()
                                 .parse::<u64>()

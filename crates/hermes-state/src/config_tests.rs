@@ -99,3 +99,10 @@ fn wrong_types_are_reported_with_the_key() {
     let err = load("- a\n- b\n", &Env::default()).unwrap_err();
     assert!(err.to_string().contains("mapping"), "{err}");
 }
+
+#[test]
+fn api_max_retries_defaults_to_three() {
+    assert_eq!(Config::default().agent.api_max_retries, 3);
+    let c = load("agent:\n  api_max_retries: 0\n", &Env::default()).unwrap();
+    assert_eq!(c.agent.api_max_retries, 0);
+}

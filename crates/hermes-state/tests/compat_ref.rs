@@ -310,7 +310,7 @@ fn we_read_the_reference_database() {
     assert_eq!(snapshot(&path, false), schema_fixture());
     let before = snapshot(&path, true);
 
-    let mut db = SessionDb::open(&path).unwrap();
+    let db = SessionDb::open(&path).unwrap();
     let s = db.get_session("ref_s1").unwrap().unwrap();
     assert_eq!(s.title.as_deref(), Some("Reference session"));
     assert_eq!(s.model.as_deref(), Some("ref/model"));

@@ -31,6 +31,19 @@ impl Sandbox {
         Self { mock, home, work }
     }
 
+    /// Appends YAML to config.yaml (e.g. `agent:\n  api_max_retries: 0\n`).
+    pub fn add_config(&self, yaml: &str) {
+        let path = self.home.path().join("config.yaml");
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(yaml);
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Fails fast: no retries of failed model calls.
+    pub fn no_retries(&self) {
+        self.add_config("agent:\n  api_max_retries: 0\n");
+    }
+
     pub fn work_path(&self, name: &str) -> PathBuf {
         self.work.path().join(name)
     }

@@ -212,13 +212,13 @@ impl SessionDb {
 
     fn after_write(&mut self) {
         self.write_count += 1;
-        if self.write_count % CHECKPOINT_EVERY == 0 {
+        if self.write_count.is_multiple_of(CHECKPOINT_EVERY) {
             // Best effort: PASSIVE never blocks writers; failures only delay WAL reuse.
             let _ = self
                 .conn
                 .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
         }
-        if self.write_count % OPTIMIZE_EVERY == 0 {
+        if self.write_count.is_multiple_of(OPTIMIZE_EVERY) {
             let _ = self.optimize_fts();
         }
     }

@@ -16,10 +16,6 @@ pub(crate) const CONTENT_JSON_PREFIX: &str = "\u{0}json:";
 pub(crate) const MSG_COLS: &str = "id, session_id, role, content, tool_call_id, tool_calls, \
     tool_name, timestamp, token_count, finish_reason, reasoning";
 
-/// Same columns qualified with the `m` alias.
-pub(crate) const MSG_COLS_M: &str = "m.id, m.session_id, m.role, m.content, m.tool_call_id, \
-    m.tool_calls, m.tool_name, m.timestamp, m.token_count, m.finish_reason, m.reasoning";
-
 /// Text from a column of any storage class (old files are not always tidy).
 pub(crate) fn text_at(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<String>> {
     Ok(match row.get_ref(idx)? {

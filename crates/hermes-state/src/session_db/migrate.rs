@@ -20,9 +20,12 @@ pub(crate) struct FtsState {
 
 type Sql<T> = Result<T, rusqlite::Error>;
 
+/// A table and its declared columns as `(name, type-and-constraints)`.
+pub(crate) type TableColumns = (String, Vec<(String, String)>);
+
 /// Expected columns per table, as `(table, [(column, type-and-constraints)])`, derived like the
 /// reference does: run [`schema::SCHEMA_SQL`] in memory and read `PRAGMA table_info`.
-pub(crate) fn expected_columns() -> Sql<Vec<(String, Vec<(String, String)>)>> {
+pub(crate) fn expected_columns() -> Sql<Vec<TableColumns>> {
     let mem = Connection::open_in_memory()?;
     mem.execute_batch(schema::SCHEMA_SQL)?;
     let tables: Vec<String> = mem

@@ -7,6 +7,8 @@
 //! retried with every term quoted literally instead of silently returning nothing.
 //! Every value is a bound parameter; only fixed SQL text is ever formatted.
 
+use std::sync::LazyLock;
+
 use rusqlite::{Row, ToSql};
 
 use super::SessionDb;
@@ -14,7 +16,7 @@ use super::error::{Ctx, DbError};
 use super::fts_query::{
     contains_cjk, count_cjk, is_operator, literal_query, sanitize_fts5_query, trigram_query,
 };
-use super::messages::{MSG_COLS_M, content_text, f64_at, query_messages, text_at};
+use super::messages::{MSG_COLS, content_text, f64_at, query_messages, text_at};
 use super::sql::like_escape;
 use super::types::{SearchHit, SearchQuery, SearchSort, StoredMessage};
 
@@ -79,11 +81,13 @@ fn filters(q: &SearchQuery) -> Filters<'_> {
     Filters { sql, params }
 }
 
+/// Time orders break ties by id (insertion order) rather than the reference's rank: using
+/// `rank` as a secondary sort key makes FTS5 score every match, several times slower.
 fn order_by(sort: SearchSort) -> &'static str {
     match sort {
         SearchSort::Relevance => "ORDER BY rank",
-        SearchSort::Newest => "ORDER BY m.timestamp DESC, rank",
-        SearchSort::Oldest => "ORDER BY m.timestamp ASC, rank",
+        SearchSort::Newest => "ORDER BY m.timestamp DESC, m.id DESC",
+        SearchSort::Oldest => "ORDER BY m.timestamp ASC, m.id ASC",
     }
 }
 
@@ -133,25 +137,29 @@ impl SessionDb {
             hits
         };
         for hit in &mut hits {
-            hit.context = self.context_of(hit.message_id)?;
+            hit.context = self.context_of(hit)?;
         }
         Ok(hits)
     }
 
+    /// Runs one FTS query. Relevance order is consumed by FTS5 itself, so snippets are built
+    /// for the returned page only; for time orders the page of ids is selected first and
+    /// the snippets and ranks are computed for those rows alone.
     fn run_fts(
         &self,
         table: &'static str,
         expr: &str,
         q: &SearchQuery,
     ) -> Result<Outcome, DbError> {
+        const CTX: &str = "searching messages";
         let f = filters(q);
-        let sql = format!(
-            "SELECT m.id, m.session_id, m.role, \
-             snippet({table}, 0, '>>>', '<<<', '...', 40), m.timestamp, s.source, s.model, \
-             s.title, {table}.rank FROM {table} JOIN messages m ON m.id = {table}.rowid \
-             JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?{} {} LIMIT ? OFFSET ?",
-            f.sql,
-            order_by(q.sort)
+        let from = format!(
+            "FROM {table} JOIN messages m ON m.id = {table}.rowid \
+             JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?"
+        );
+        let hit_cols = format!(
+            "m.id, m.session_id, m.role, snippet({table}, 0, '>>>', '<<<', '...', 40), \
+             m.timestamp, s.source, s.model, s.title, {table}.rank"
         );
         let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
         let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
@@ -159,19 +167,55 @@ impl SessionDb {
         params.extend(f.params);
         params.push(&limit);
         params.push(&offset);
-        let mut stmt = self.conn.prepare_cached(&sql).ctx("searching messages")?;
-        let rows = match stmt.query_map(params.as_slice(), hit_row) {
-            Ok(rows) => rows.collect::<Result<Vec<_>, _>>(),
-            Err(e) => Err(e),
+        let classify = |e: rusqlite::Error| {
+            if is_query_error(&e) {
+                Ok(Outcome::Rejected(e.to_string()))
+            } else {
+                Err(DbError::Sqlite {
+                    context: CTX,
+                    source: e,
+                })
+            }
         };
-        match rows {
-            Ok(hits) => Ok(Outcome::Hits(hits)),
-            Err(e) if is_query_error(&e) => Ok(Outcome::Rejected(e.to_string())),
-            Err(source) => Err(DbError::Sqlite {
-                context: "searching messages",
-                source,
-            }),
+
+        if q.sort == SearchSort::Relevance {
+            let sql = format!(
+                "SELECT {hit_cols} {from}{} ORDER BY rank LIMIT ? OFFSET ?",
+                f.sql
+            );
+            let mut stmt = self.conn.prepare_cached(&sql).ctx(CTX)?;
+            let rows = stmt
+                .query_map(params.as_slice(), hit_row)
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
+            return rows.map(Outcome::Hits).or_else(classify);
         }
+
+        let sql = format!(
+            "SELECT m.id {from}{} {} LIMIT ? OFFSET ?",
+            f.sql,
+            order_by(q.sort)
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).ctx(CTX)?;
+        let ids = match stmt
+            .query_map(params.as_slice(), |r| r.get::<_, i64>(0))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        {
+            Ok(ids) => ids,
+            Err(e) => return classify(e),
+        };
+        let mut one = self
+            .conn
+            .prepare_cached(&format!("SELECT {hit_cols} {from} AND {table}.rowid = ?"))
+            .ctx(CTX)?;
+        let mut hits = Vec::with_capacity(ids.len());
+        for id in ids {
+            match one.query_row(rusqlite::params![expr, id], hit_row) {
+                Ok(hit) => hits.push(hit),
+                Err(rusqlite::Error::QueryReturnedNoRows) => {}
+                Err(e) => return classify(e),
+            }
+        }
+        Ok(Outcome::Hits(hits))
     }
 
     /// CJK: trigram index when every CJK term has 3+ characters, else `LIKE` per term.
@@ -240,27 +284,33 @@ impl SessionDb {
     }
 
     /// The message before (by timestamp, then id), the message itself, and the one after.
-    fn context_of(&self, message_id: i64) -> Result<Vec<StoredMessage>, DbError> {
-        let sql = format!(
-            "WITH t AS (SELECT session_id, timestamp, id FROM messages WHERE id = ?1) \
-             SELECT * FROM (SELECT {MSG_COLS_M} FROM messages m JOIN t ON t.session_id = m.session_id \
-               WHERE m.timestamp < t.timestamp OR (m.timestamp = t.timestamp AND m.id < t.id) \
-               ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) \
-             UNION ALL SELECT {MSG_COLS_M} FROM messages m WHERE m.id = ?1 \
-             UNION ALL SELECT * FROM (SELECT {MSG_COLS_M} FROM messages m JOIN t ON t.session_id = m.session_id \
-               WHERE m.timestamp > t.timestamp OR (m.timestamp = t.timestamp AND m.id > t.id) \
-               ORDER BY m.timestamp ASC, m.id ASC LIMIT 1)"
-        );
-        let mut msgs = query_messages(&self.conn, &sql, [message_id])?;
-        for m in &mut msgs {
+    fn context_of(&self, hit: &SearchHit) -> Result<Vec<StoredMessage>, DbError> {
+        let mut out = query_messages(
+            &self.conn,
+            &CONTEXT_SQL,
+            rusqlite::params![hit.session_id, hit.timestamp, hit.message_id],
+        )?;
+        for m in &mut out {
             m.content = m
                 .content
                 .as_deref()
                 .map(|c| truncate(&content_text(c), CONTEXT_CHARS));
         }
-        Ok(msgs)
+        Ok(out)
     }
 }
+
+/// Neighbours of a hit in one statement; `?1` session, `?2` timestamp, `?3` id. Both range
+/// lookups walk `idx_messages_session` from the hit.
+static CONTEXT_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT * FROM (SELECT {MSG_COLS} FROM messages WHERE session_id = ?1 \
+         AND (timestamp < ?2 OR (timestamp = ?2 AND id < ?3)) ORDER BY timestamp DESC, id DESC LIMIT 1) \
+         UNION ALL SELECT {MSG_COLS} FROM messages WHERE id = ?3 \
+         UNION ALL SELECT * FROM (SELECT {MSG_COLS} FROM messages WHERE session_id = ?1 \
+         AND (timestamp > ?2 OR (timestamp = ?2 AND id > ?3)) ORDER BY timestamp ASC, id ASC LIMIT 1)"
+    )
+});
 
 fn truncate(s: &str, chars: usize) -> String {
     s.chars().take(chars).collect()
