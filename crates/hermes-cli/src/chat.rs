@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use hermes_agent::{Agent, AgentError, AgentOptions, RetryPolicy};
+use hermes_llm::api_mode::ApiMode;
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provider};
 use hermes_protocol::{Event, TurnEnd};
 use hermes_state::session_db::SessionDb;
@@ -178,6 +179,7 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
                 provider: "local".into(),
                 base_url: String::new(),
                 api_key: None,
+                api_mode: hermes_llm::api_mode::ApiMode::ChatCompletions,
                 model: None,
             }
         }
@@ -186,17 +188,11 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
     let provider: Arc<dyn Provider> = if rt.provider == "local" {
         local_provider(&mut rt, &home, &config)?
     } else {
-        let remote = ChatCompletionsProvider::new(
-            rt.provider.clone(),
-            ChatCompletionsConfig {
-                api_key: rt.api_key.clone(),
-                ..ChatCompletionsConfig::new(rt.base_url.clone())
-            },
-        )?;
+        let remote = remote_provider(&rt)?;
         if rt.model.is_none() {
             rt.model = Some(discover_model(&remote, &rt).await?);
         }
-        Arc::new(remote)
+        remote
     };
     let toolsets: Vec<String> = match &run.toolsets {
         Some(list) => list
@@ -279,14 +275,8 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
     for fb in runtime::fallbacks(&config, &env)
         .map_err(|e| anyhow::anyhow!("{}: {e}", home.config_file().display()))?
     {
-        let remote = ChatCompletionsProvider::new(
-            fb.provider.clone(),
-            ChatCompletionsConfig {
-                api_key: fb.api_key.clone(),
-                ..ChatCompletionsConfig::new(fb.base_url.clone())
-            },
-        )?;
-        agent.add_fallback(Arc::new(remote), fb.model.unwrap_or_default());
+        let remote = remote_provider(&fb)?;
+        agent.add_fallback(remote, fb.model.unwrap_or_default());
     }
     let db_path = db.map(|db| {
         let store = DbStore::new(
@@ -357,7 +347,27 @@ fn local_provider(
     )
 }
 
-async fn discover_model(provider: &ChatCompletionsProvider, rt: &Runtime) -> Result<String> {
+/// The transport for a remote runtime, by its wire protocol.
+fn remote_provider(rt: &Runtime) -> Result<Arc<dyn Provider>> {
+    match rt.api_mode {
+        ApiMode::ChatCompletions => Ok(Arc::new(ChatCompletionsProvider::new(
+            rt.provider.clone(),
+            ChatCompletionsConfig {
+                api_key: rt.api_key.clone(),
+                ..ChatCompletionsConfig::new(rt.base_url.clone())
+            },
+        )?)),
+        other => anyhow::bail!(
+            "provider '{}' at {} uses the {} protocol, which this build does not speak yet. If the endpoint also \
+             offers OpenAI chat completions, set model.api_mode: chat_completions in config.yaml.",
+            rt.provider,
+            rt.base_url,
+            other.as_str()
+        ),
+    }
+}
+
+async fn discover_model(provider: &Arc<dyn Provider>, rt: &Runtime) -> Result<String> {
     match provider.list_models().await {
         Ok(models) if !models.is_empty() => Ok(models[0].clone()),
         Ok(_) => anyhow::bail!(

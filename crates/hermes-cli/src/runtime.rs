@@ -1,5 +1,6 @@
 //! Choosing the provider, endpoint, key and model from flags, config and environment.
 
+use hermes_llm::api_mode::{self, ApiMode};
 use hermes_llm::providers::{self, ProviderSpec};
 use hermes_state::{Config, Env};
 
@@ -14,6 +15,8 @@ pub struct Runtime {
     pub api_key: Option<String>,
     /// Model id; `None` means ask the endpoint (custom servers).
     pub model: Option<String>,
+    /// The wire protocol.
+    pub api_mode: ApiMode,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -107,7 +110,11 @@ pub fn resolve(
             base_url: String::new(),
             api_key: None,
             model: model.map(str::to_owned),
+            api_mode: ApiMode::ChatCompletions,
         });
+    }
+    if let Some(user) = user_provider(cfg, env, &requested, flag_model) {
+        return Ok(user);
     }
     let spec = providers::find(&requested).ok_or_else(|| SetupError::UnknownProvider {
         name: requested.clone(),
@@ -144,7 +151,7 @@ pub fn resolve(
     let api_key = cfg_key
         .or_else(|| spec.key_env.iter().find_map(|v| env.get(v)))
         .map(str::to_owned);
-    if api_key.is_none() && spec.id != "custom" {
+    if api_key.is_none() && !spec.key_optional {
         return Err(SetupError::MissingKey {
             provider: spec.id.to_owned(),
             var: spec
@@ -163,11 +170,17 @@ pub fn resolve(
         .filter(|m| !m.is_empty())
         .or(spec.default_model)
         .map(str::to_owned);
+    let api_mode = api_mode::resolve(
+        cfg.model.api_mode.as_deref().filter(|_| cfg_applies),
+        spec.api_mode,
+        &base_url,
+    );
     Ok(Runtime {
         provider: spec.id.to_owned(),
         base_url,
         api_key,
         model,
+        api_mode,
     })
 }
 
@@ -237,12 +250,55 @@ pub fn fallbacks(cfg: &Config, env: &Env) -> Result<Vec<Runtime>, String> {
                 .or_else(|| field("key_env").and_then(|v| env.get(v)))
                 .or_else(|| spec.key_env.iter().find_map(|v| env.get(v)))
                 .map(str::to_owned);
+            let api_mode = api_mode::resolve(field("api_mode"), spec.api_mode, &base_url);
             Ok(Runtime {
                 provider: spec.id.to_owned(),
                 base_url,
                 api_key,
                 model: Some(model.to_owned()),
+                api_mode,
             })
         })
         .collect()
+}
+
+/// A provider defined under `providers:` in config.yaml:
+/// `{name?, api|url|base_url, key_env?, api_key?, transport?, default_model?}`.
+fn user_provider(cfg: &Config, env: &Env, name: &str, flag_model: Option<&str>) -> Option<Runtime> {
+    let entry = cfg.get("providers")?.get(name)?;
+    let field = |k: &str| {
+        entry
+            .get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let base_url = field("api")
+        .or_else(|| field("url"))
+        .or_else(|| field("base_url"))?
+        .trim_end_matches('/')
+        .to_owned();
+    let api_key = field("api_key")
+        .or_else(|| field("key_env").and_then(|v| env.get(v)))
+        .map(str::to_owned);
+    let transport = match field("transport") {
+        Some("anthropic_messages" | "anthropic") => Some(ApiMode::AnthropicMessages),
+        Some("codex_responses" | "openai_responses") => Some(ApiMode::CodexResponses),
+        Some("bedrock_converse" | "bedrock") => Some(ApiMode::BedrockConverse),
+        Some(_) => Some(ApiMode::ChatCompletions),
+        None => None,
+    };
+    let model = flag_model
+        .or_else(|| env.get("HERMES_INFERENCE_MODEL"))
+        .or(cfg.model.default.as_deref())
+        .or_else(|| field("default_model"))
+        .map(str::to_owned);
+    let api_mode = api_mode::resolve(cfg.model.api_mode.as_deref(), transport, &base_url);
+    Some(Runtime {
+        provider: name.to_owned(),
+        base_url,
+        api_key,
+        model,
+        api_mode,
+    })
 }

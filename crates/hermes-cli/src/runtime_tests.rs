@@ -159,3 +159,58 @@ fn fallback_providers_resolve_in_order_with_their_keys() {
             .contains("fallback_providers[0] needs a 'model'")
     );
 }
+
+#[test]
+fn user_defined_providers_and_api_modes() {
+    let c = cfg(
+        "providers:\n  mygw:\n    name: My gateway\n    api: http://gw.local:4000/v1/\n    key_env: GW_KEY\n    default_model: gw-model\n  myanthropic:\n    base_url: https://proxy.example/anthropic\n",
+    );
+    let env = Env::from_pairs([("GW_KEY", "k-gw")]);
+    let rt = resolve(&c, &env, Some("mygw"), None, "/h").unwrap();
+    assert_eq!(
+        (
+            rt.provider.as_str(),
+            rt.base_url.as_str(),
+            rt.api_key.as_deref(),
+            rt.model.as_deref(),
+            rt.api_mode
+        ),
+        (
+            "mygw",
+            "http://gw.local:4000/v1",
+            Some("k-gw"),
+            Some("gw-model"),
+            ApiMode::ChatCompletions
+        )
+    );
+    let rt = resolve(&c, &env, Some("myanthropic"), Some("claude"), "/h").unwrap();
+    assert_eq!(
+        rt.api_mode,
+        ApiMode::AnthropicMessages,
+        "an /anthropic suffix means the Messages API"
+    );
+
+    let env = Env::from_pairs([("ANTHROPIC_API_KEY", "sk-ant")]);
+    let rt = resolve(&Config::default(), &env, Some("anthropic"), None, "/h").unwrap();
+    assert_eq!(
+        (rt.base_url.as_str(), rt.api_mode),
+        ("https://api.anthropic.com", ApiMode::AnthropicMessages)
+    );
+    let explicit = cfg(
+        "model:\n  provider: custom\n  base_url: http://localhost:4000\n  api_mode: anthropic_messages\n",
+    );
+    let rt = resolve(&explicit, &Env::default(), None, Some("m"), "/h").unwrap();
+    assert_eq!(rt.api_mode, ApiMode::AnthropicMessages);
+    let rt = resolve(
+        &Config::default(),
+        &Env::from_pairs([("GROQ_API_KEY", "g")]),
+        Some("groq"),
+        Some("llama"),
+        "/h",
+    )
+    .unwrap();
+    assert_eq!(
+        (rt.base_url.as_str(), rt.api_mode),
+        ("https://api.groq.com/openai/v1", ApiMode::ChatCompletions)
+    );
+}

@@ -34,6 +34,7 @@ struct PartialCall {
 pub struct StreamAccumulator {
     text: String,
     reasoning: String,
+    signature: Option<String>,
     calls: BTreeMap<usize, PartialCall>,
     usage: Option<Usage>,
     finish_reason: Option<FinishReason>,
@@ -60,6 +61,7 @@ impl StreamAccumulator {
         match delta {
             StreamDelta::Text(t) => self.text.push_str(t),
             StreamDelta::Reasoning(r) => self.reasoning.push_str(r),
+            StreamDelta::ReasoningSignature(s) => self.signature = Some(s.clone()),
             StreamDelta::ToolCall {
                 index,
                 id,
@@ -110,6 +112,7 @@ impl StreamAccumulator {
                 tool_calls,
                 tool_call_id: None,
                 name: None,
+                reasoning_signature: self.signature.filter(|_| !self.reasoning.is_empty()),
                 reasoning: non_empty(self.reasoning),
             },
             usage: self.usage,

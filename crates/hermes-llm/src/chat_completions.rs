@@ -102,7 +102,7 @@ pub(crate) fn install_crypto_provider() {
 }
 
 /// Largest error body read from a failed response.
-const MAX_ERROR_READ: usize = 64 * 1024;
+pub(crate) const MAX_ERROR_READ: usize = 64 * 1024;
 /// Largest non-streamed completion body read.
 const MAX_JSON_READ: usize = 32 * 1024 * 1024;
 
@@ -252,6 +252,10 @@ impl Provider for ChatCompletionsProvider {
         &self.name
     }
 
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(ChatCompletionsProvider::list_models(self))
+    }
+
     fn stream<'a>(
         &'a self,
         request: &'a ChatRequest,
@@ -262,7 +266,7 @@ impl Provider for ChatCompletionsProvider {
 }
 
 /// Runs `fut` unless `cancel` fires first or `idle` passes.
-async fn guarded<T>(
+pub(crate) async fn guarded<T>(
     cancel: &CancellationToken,
     idle: Duration,
     what: &str,
@@ -278,7 +282,7 @@ async fn guarded<T>(
 }
 
 /// Reads a whole body, up to `max` bytes (the rest is dropped).
-async fn read_all(
+pub(crate) async fn read_all(
     body: &mut BoxStream<'static, reqwest::Result<Bytes>>,
     cancel: &CancellationToken,
     idle: Duration,

@@ -1,8 +1,10 @@
-//! Model providers: the [`Provider`] trait, the SSE decoder and the OpenAI
-//! chat-completions transport.
+//! Model providers: the [`Provider`] trait, the SSE decoder, the OpenAI
+//! chat-completions transport and the Anthropic Messages transport.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod accumulate;
+pub mod anthropic;
+pub mod api_mode;
 pub mod backoff;
 mod chat_completions;
 pub mod classify;
@@ -13,6 +15,7 @@ pub mod sse;
 mod wire;
 
 pub use accumulate::{Completion, StreamAccumulator, complete};
+pub use anthropic::{AnthropicConfig, AnthropicProvider, CacheTtl};
 pub use chat_completions::{ChatCompletionsConfig, ChatCompletionsProvider};
 pub use classify::{
     ClassifiedError, ErrorContext, ErrorKind, FailoverReason, classify_error, classify_parts,

@@ -47,6 +47,9 @@ pub enum StreamDelta {
     Text(String),
     /// Reasoning text (`reasoning_content` / `reasoning`).
     Reasoning(String),
+    /// The provider's signature over the reasoning so far (Anthropic
+    /// `signature_delta`); the last one received wins.
+    ReasoningSignature(String),
     /// A fragment of a tool call; fragments with the same `index` belong together.
     ToolCall {
         /// Position of the call in the assistant message.
@@ -79,4 +82,10 @@ pub trait Provider: Send + Sync {
         request: &'a ChatRequest,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<DeltaStream, LlmError>>;
+
+    /// Model ids the endpoint offers, for picking one when none is configured.
+    /// Providers without a listing return an empty list.
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }

@@ -8,12 +8,24 @@ use crate::error::{MAX_ERROR_BODY, truncate};
 use crate::{ChatRequest, LlmError, StreamDelta, ToolChoice};
 
 /// The JSON body of a streamed chat-completions request.
+/// A message as sent; GPT-5 and Codex models take instructions as `developer`.
+fn wire_message(m: &hermes_protocol::Message, model: &str) -> Value {
+    let mut v = message_json(m);
+    if m.role == hermes_protocol::Role::System && crate::api_mode::uses_developer_role(model) {
+        v["role"] = Value::String("developer".into());
+    }
+    v
+}
+
 pub(crate) fn request_body(req: &ChatRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(req.model.clone()));
     body.insert(
         "messages".into(),
-        req.messages.iter().map(message_json).collect(),
+        req.messages
+            .iter()
+            .map(|m| wire_message(m, &req.model))
+            .collect(),
     );
     if !req.tools.is_empty() {
         let tools = req

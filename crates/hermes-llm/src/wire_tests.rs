@@ -259,3 +259,15 @@ fn tool_choice_goes_on_the_wire_only_when_not_auto() {
         "terminal"
     );
 }
+
+#[test]
+fn gpt5_gets_the_developer_role_on_the_wire_only() {
+    let mut req = ChatRequest {
+        model: "gpt-5-mini".into(),
+        messages: vec![Message::system("s"), Message::user("u")],
+        ..Default::default()
+    };
+    assert_eq!(request_body(&req)["messages"][0]["role"], "developer");
+    req.model = "gpt-4.1".into();
+    assert_eq!(request_body(&req)["messages"][0]["role"], "system");
+}

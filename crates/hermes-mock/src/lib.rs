@@ -4,11 +4,14 @@
 //! so it works from plain `#[test]`s, `#[tokio::test]`s and tests that run the
 //! `hermes` binary as a subprocess. Each `POST …/chat/completions` consumes
 //! the next queued [`Reply`]; every request is recorded for later inspection.
+//! A `POST …/messages` consumes replies the same way but is answered in the
+//! Anthropic Messages format (named SSE events, Anthropic error bodies).
 //!
 //! The HTTP/1.1 server is hand-rolled so tests control the bytes: delays
 //! between SSE chunks, streams cut mid-way. Every response carries
 //! `Connection: close`.
 
+mod anthropic;
 mod conversation;
 mod http;
 mod reply;
@@ -49,9 +52,19 @@ impl RecordedRequest {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Whether this is a chat-completions call.
+    /// Whether this is a model call: a chat-completions or an Anthropic
+    /// Messages request.
     pub fn is_chat(&self) -> bool {
-        self.method == "POST" && path_only(&self.path).ends_with("/chat/completions")
+        self.method == "POST"
+            && (path_only(&self.path).ends_with("/chat/completions") || self.is_messages())
+    }
+
+    /// Whether this is an Anthropic Messages call (`POST …/messages`).
+    pub fn is_messages(&self) -> bool {
+        self.method == "POST"
+            && path_only(&self.path)
+                .trim_end_matches('/')
+                .ends_with("/messages")
     }
 }
 
@@ -144,12 +157,23 @@ impl MockServer {
         lock(&self.state).requests.clone()
     }
 
-    /// The JSON bodies of the chat-completions requests, in arrival order.
+    /// The JSON bodies of the model calls (chat-completions and Anthropic
+    /// Messages requests), in arrival order.
     pub fn chat_requests(&self) -> Vec<serde_json::Value> {
         lock(&self.state)
             .requests
             .iter()
             .filter(|r| r.is_chat())
+            .map(|r| r.body.clone())
+            .collect()
+    }
+
+    /// The JSON bodies of the Anthropic Messages requests only, in arrival order.
+    pub fn messages_requests(&self) -> Vec<serde_json::Value> {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter(|r| r.is_messages())
             .map(|r| r.body.clone())
             .collect()
     }

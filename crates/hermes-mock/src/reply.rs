@@ -35,11 +35,11 @@ pub(crate) enum Kind {
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Answer {
-    text: Option<String>,
-    reasoning: Option<String>,
-    calls: Vec<(String, String, String)>,
-    usage: Option<(u64, u64)>,
-    finish: Option<String>,
+    pub(crate) text: Option<String>,
+    pub(crate) reasoning: Option<String>,
+    pub(crate) calls: Vec<(String, String, String)>,
+    pub(crate) usage: Option<(u64, u64)>,
+    pub(crate) finish: Option<String>,
 }
 
 /// What the server should write back for one request.
@@ -53,6 +53,9 @@ pub(crate) enum Rendered {
     },
     /// SSE `data:` payloads, written one HTTP chunk each.
     Sse { payloads: Vec<String> },
+    /// Named SSE events `(event, data)`, written one HTTP chunk each
+    /// (the Anthropic Messages stream).
+    NamedSse { events: Vec<(String, String)> },
 }
 
 /// Facts about the request that shape the reply.
@@ -62,6 +65,8 @@ pub(crate) struct RequestInfo {
     pub include_usage: bool,
     pub model: Option<String>,
     pub body_len: usize,
+    /// The request went to an Anthropic Messages route (`…/messages`).
+    pub anthropic: bool,
 }
 
 impl RequestInfo {
@@ -74,6 +79,7 @@ impl RequestInfo {
                 .unwrap_or(false),
             model: body.get("model").and_then(Value::as_str).map(str::to_owned),
             body_len,
+            anthropic: false,
         }
     }
 }
@@ -198,6 +204,9 @@ impl Reply {
     }
 
     pub(crate) fn render(&self, info: &RequestInfo) -> Rendered {
+        if info.anthropic {
+            return crate::anthropic::render(self, info);
+        }
         match &self.kind {
             Kind::Error { status, body } => Rendered::Full {
                 status: *status,
@@ -249,7 +258,7 @@ pub(crate) fn pieces(s: &str, max: usize) -> Vec<String> {
 }
 
 impl Answer {
-    fn finish_reason(&self) -> String {
+    pub(crate) fn finish_reason(&self) -> String {
         match &self.finish {
             Some(f) => f.clone(),
             None if self.calls.is_empty() => "stop".to_owned(),
@@ -257,8 +266,9 @@ impl Answer {
         }
     }
 
-    fn usage_json(&self, info: &RequestInfo) -> Value {
-        let (prompt, completion) = self.usage.unwrap_or_else(|| {
+    /// The `(prompt, completion)` token counts to report.
+    pub(crate) fn token_counts(&self, info: &RequestInfo) -> (u64, u64) {
+        self.usage.unwrap_or_else(|| {
             let produced = self.text.as_deref().map_or(0, str::len)
                 + self.reasoning.as_deref().map_or(0, str::len)
                 + self
@@ -267,7 +277,11 @@ impl Answer {
                     .map(|(_, n, a)| n.len() + a.len())
                     .sum::<usize>();
             ((info.body_len / 4).max(1) as u64, (produced / 4 + 1) as u64)
-        });
+        })
+    }
+
+    fn usage_json(&self, info: &RequestInfo) -> Value {
+        let (prompt, completion) = self.token_counts(info);
         json!({
             "prompt_tokens": prompt,
             "completion_tokens": completion,
@@ -275,7 +289,7 @@ impl Answer {
         })
     }
 
-    fn model(info: &RequestInfo) -> String {
+    pub(crate) fn model(info: &RequestInfo) -> String {
         info.model
             .clone()
             .unwrap_or_else(|| "mock-model".to_owned())

@@ -8,6 +8,7 @@ fn streaming(include_usage: bool) -> RequestInfo {
         include_usage,
         model: Some("m1".into()),
         body_len: 400,
+        anthropic: false,
     }
 }
 

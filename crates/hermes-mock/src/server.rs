@@ -81,12 +81,18 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
     };
     let path = path_only(&recorded.path).trim_end_matches('/').to_owned();
     let is_chat = recorded.is_chat();
-    let info = RequestInfo::from_body(&recorded.body, body.len());
+    let anthropic = recorded.is_messages();
+    let mut info = RequestInfo::from_body(&recorded.body, body.len());
+    info.anthropic = anthropic;
     let mut guard = lock(state);
     guard.requests.push(recorded);
     if is_chat {
         return match guard.replies.pop_front() {
             Some(reply) => Answer::Scripted(Box::new(reply), info),
+            None if anthropic => Answer::Plain(
+                500,
+                crate::anthropic::error_body(500, "hermes-mock: no scripted reply left"),
+            ),
             None => Answer::Plain(
                 500,
                 json!({"error": {"message": "hermes-mock: no scripted reply left"}}).to_string(),
@@ -123,26 +129,43 @@ async fn send_reply<W: tokio::io::AsyncWrite + Unpin>(
             body,
         } => http::write_full(w, status, content_type, &reply.headers, &body).await,
         Rendered::Sse { payloads } => {
-            let mut headers = vec![
-                ("content-type".to_owned(), "text/event-stream".to_owned()),
-                ("cache-control".to_owned(), "no-cache".to_owned()),
-                ("transfer-encoding".to_owned(), "chunked".to_owned()),
-                ("connection".to_owned(), "close".to_owned()),
-            ];
-            headers.extend(reply.headers.iter().cloned());
-            http::write_head(w, 200, &headers).await?;
-            http::write_chunk(w, b": keep-alive\n\n").await?;
-            for (sent, payload) in payloads.iter().enumerate() {
-                if reply.cut_after.is_some_and(|n| sent >= n) {
-                    // Abrupt end: no terminating chunk, the caller closes the socket.
-                    return Ok(());
-                }
-                if sent > 0 {
-                    pause(reply.chunk_delay).await;
-                }
-                http::write_chunk(w, format!("data: {payload}\n\n").as_bytes()).await?;
-            }
-            http::end_chunks(w).await
+            let frames = payloads.iter().map(|p| format!("data: {p}\n\n"));
+            send_sse(w, reply, frames.collect()).await
+        }
+        Rendered::NamedSse { events } => {
+            let frames = events
+                .iter()
+                .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"));
+            send_sse(w, reply, frames.collect()).await
         }
     }
+}
+
+/// Writes an SSE response, one chunk per frame, honouring the reply's chunk
+/// delay and cut.
+async fn send_sse<W: tokio::io::AsyncWrite + Unpin>(
+    w: &mut W,
+    reply: &Reply,
+    frames: Vec<String>,
+) -> io::Result<()> {
+    let mut headers = vec![
+        ("content-type".to_owned(), "text/event-stream".to_owned()),
+        ("cache-control".to_owned(), "no-cache".to_owned()),
+        ("transfer-encoding".to_owned(), "chunked".to_owned()),
+        ("connection".to_owned(), "close".to_owned()),
+    ];
+    headers.extend(reply.headers.iter().cloned());
+    http::write_head(w, 200, &headers).await?;
+    http::write_chunk(w, b": keep-alive\n\n").await?;
+    for (sent, frame) in frames.iter().enumerate() {
+        if reply.cut_after.is_some_and(|n| sent >= n) {
+            // Abrupt end: no terminating chunk, the caller closes the socket.
+            return Ok(());
+        }
+        if sent > 0 {
+            pause(reply.chunk_delay).await;
+        }
+        http::write_chunk(w, frame.as_bytes()).await?;
+    }
+    http::end_chunks(w).await
 }

@@ -89,6 +89,10 @@ pub struct Message {
     /// Reasoning text the model streamed before answering, when the provider exposes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Provider signature over `reasoning` (Anthropic `thinking` blocks), needed
+    /// to send the reasoning back verbatim on the next request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_signature: Option<String>,
 }
 
 impl Message {
@@ -100,6 +104,7 @@ impl Message {
             tool_call_id: None,
             name: None,
             reasoning: None,
+            reasoning_signature: None,
         }
     }
 

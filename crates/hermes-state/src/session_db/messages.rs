@@ -225,6 +225,7 @@ impl SessionDb {
                 } else {
                     None
                 },
+                reasoning_signature: None,
             });
         }
         Ok(out)

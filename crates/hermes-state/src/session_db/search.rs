@@ -44,15 +44,11 @@ fn hit_row(r: &Row<'_>) -> rusqlite::Result<SearchHit> {
     })
 }
 
-/// Whether an error came from the FTS5 query parser rather than the database.
+/// Whether an error came from the FTS5 query (syntax, unknown column, special query …): the
+/// statement itself is fixed and already prepared, so a plain SQLITE_ERROR while stepping it
+/// can only be about the `MATCH` expression.
 fn is_query_error(e: &rusqlite::Error) -> bool {
-    let msg = e.to_string().to_lowercase();
     e.sqlite_error_code() == Some(rusqlite::ErrorCode::Unknown)
-        && (msg.contains("fts5")
-            || msg.contains("no such column")
-            || msg.contains("unknown special query")
-            || msg.contains("malformed match")
-            || msg.contains("syntax error"))
 }
 
 /// The filter clauses and their parameters shared by every search path.
@@ -112,12 +108,12 @@ impl SessionDb {
         let mut hits = if contains_cjk(&query) {
             self.search_cjk(&query, q)?
         } else {
-            let mut hits = match self.run_fts("messages_fts", &query, q)? {
-                Outcome::Hits(h) => h,
+            let (mut hits, expr) = match self.run_fts("messages_fts", &query, q)? {
+                Outcome::Hits(h) => (h, Some(query.clone())),
                 Outcome::Rejected(why) => match literal_query(&query) {
-                    None => Vec::new(),
+                    None => (Vec::new(), None),
                     Some(lit) => match self.run_fts("messages_fts", &lit, q)? {
-                        Outcome::Hits(h) => h,
+                        Outcome::Hits(h) => (h, Some(lit)),
                         Outcome::Rejected(_) => {
                             return Err(DbError::InvalidQuery(format!(
                                 "the search engine could not parse {:?} ({why})",
@@ -127,8 +123,11 @@ impl SessionDb {
                     },
                 },
             };
+            // Substring fallback, only when the words match nothing at all (not merely
+            // nothing on this page).
             if hits.is_empty()
                 && self.trigram_available
+                && !self.any_word_match(expr.as_deref(), q)?
                 && let Some(tq) = trigram_query(&query)
                 && let Outcome::Hits(h) = self.run_fts("messages_fts_trigram", &tq, q)?
             {
@@ -140,6 +139,22 @@ impl SessionDb {
             hit.context = self.context_of(hit)?;
         }
         Ok(hits)
+    }
+
+    /// Whether the word index has any match for `expr` under the query's filters (an empty
+    /// first page already says it has none).
+    fn any_word_match(&self, expr: Option<&str>, q: &SearchQuery) -> Result<bool, DbError> {
+        let Some(expr) = expr else { return Ok(false) };
+        if q.offset == 0 {
+            return Ok(false);
+        }
+        let probe = SearchQuery {
+            limit: 1,
+            offset: 0,
+            sort: SearchSort::Relevance,
+            ..q.clone()
+        };
+        Ok(matches!(self.run_fts("messages_fts", expr, &probe)?, Outcome::Hits(h) if !h.is_empty()))
     }
 
     /// Runs one FTS query. Relevance order is consumed by FTS5 itself, so snippets are built

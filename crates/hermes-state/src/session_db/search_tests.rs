@@ -98,6 +98,18 @@ fn substring_via_trigram_when_no_word_matches() {
         "{}",
         hits[0].snippet
     );
+    // Words that match, just not on this page, do not fall back to substrings.
+    assert_eq!(ids(&db, q("deploy")).len(), 2);
+    assert!(
+        ids(
+            &db,
+            SearchQuery {
+                offset: 2,
+                ..q("deploy")
+            }
+        )
+        .is_empty()
+    );
     // Too short for trigrams and no word match: nothing.
     assert!(ids(&db, q("eg")).is_empty());
 }

@@ -1,0 +1,333 @@
+//! The Anthropic Messages transport (`POST {base}/v1/messages`, streamed).
+
+mod events;
+mod request;
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{self, BoxStream, StreamExt};
+use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use request::{FALLBACK_MAX_TOKENS, default_max_tokens};
+
+use crate::chat_completions::{MAX_ERROR_READ, guarded, install_crypto_provider, read_all};
+use crate::error::{describe, request_id, truncate};
+use crate::sse::{SseDecoder, SseEvent};
+use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta};
+use events::EventDecoder;
+
+/// The `anthropic-version` header every request carries.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// How long prompt-cache breakpoints live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheTtl {
+    /// Five minutes (`{"type":"ephemeral"}`), the default.
+    #[default]
+    FiveMinutes,
+    /// One hour (`{"type":"ephemeral","ttl":"1h"}`).
+    OneHour,
+}
+
+/// Where and how to reach an Anthropic Messages endpoint. `Debug` hides the key.
+#[derive(Clone)]
+pub struct AnthropicConfig {
+    /// Host root, e.g. `https://api.anthropic.com`; requests go to
+    /// `{base_url}/v1/messages` (a trailing `/v1` is accepted too).
+    pub base_url: String,
+    /// Sent as `x-api-key`.
+    pub api_key: String,
+    /// Values for the `anthropic-beta` header (sent comma-joined when non-empty).
+    pub extra_betas: Vec<String>,
+    /// Longest wait for the response headers and between stream events.
+    pub idle_timeout: Duration,
+    /// Longest wait for the TCP/TLS connection.
+    pub connect_timeout: Duration,
+    /// Lifetime of the `system_and_3` prompt-cache breakpoints.
+    pub cache_ttl: CacheTtl,
+}
+
+impl Default for AnthropicConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "https://api.anthropic.com".to_owned(),
+            api_key: String::new(),
+            extra_betas: Vec::new(),
+            idle_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(30),
+            cache_ttl: CacheTtl::FiveMinutes,
+        }
+    }
+}
+
+impl AnthropicConfig {
+    /// Defaults for `base_url` with `api_key`.
+    pub fn new(base_url: impl Into<String>, api_key: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            api_key: api_key.into(),
+            ..Self::default()
+        }
+    }
+}
+
+impl fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<redacted>")
+            .field("extra_betas", &self.extra_betas)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("cache_ttl", &self.cache_ttl)
+            .finish()
+    }
+}
+
+/// A [`Provider`] speaking the Anthropic Messages protocol over SSE. `Debug`
+/// hides the key.
+#[derive(Clone)]
+pub struct AnthropicProvider {
+    name: String,
+    endpoint: String,
+    idle_timeout: Duration,
+    cache_ttl: CacheTtl,
+    client: reqwest::Client,
+}
+
+impl fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicProvider")
+            .field("name", &self.name)
+            .field("endpoint", &self.endpoint)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("cache_ttl", &self.cache_ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+fn header_value(name: &str, value: &str) -> Result<HeaderValue, LlmError> {
+    let mut v = HeaderValue::from_str(value)
+        .map_err(|_| LlmError::Config(format!("invalid value for header {name}")))?;
+    if name == "x-api-key" {
+        v.set_sensitive(true);
+    }
+    Ok(v)
+}
+
+impl AnthropicProvider {
+    /// Validates `cfg` and builds the HTTP client.
+    pub fn new(name: impl Into<String>, cfg: AnthropicConfig) -> Result<Self, LlmError> {
+        let base = cfg.base_url.trim().trim_end_matches('/');
+        let url = reqwest::Url::parse(base)
+            .map_err(|e| LlmError::Config(format!("invalid base URL: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(LlmError::Config(format!(
+                "base URL must be http or https, not {}",
+                url.scheme()
+            )));
+        }
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let mut headers = HeaderMap::new();
+        if !cfg.api_key.is_empty() {
+            headers.insert("x-api-key", header_value("x-api-key", &cfg.api_key)?);
+        }
+        headers.insert(
+            "anthropic-version",
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        let betas: Vec<&str> = cfg
+            .extra_betas
+            .iter()
+            .map(|b| b.trim())
+            .filter(|b| !b.is_empty())
+            .collect();
+        if !betas.is_empty() {
+            let joined = betas.join(",");
+            headers.insert("anthropic-beta", header_value("anthropic-beta", &joined)?);
+        }
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
+            .default_headers(headers)
+            .connect_timeout(cfg.connect_timeout)
+            .build()
+            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))?;
+        Ok(Self {
+            name: name.into(),
+            endpoint: format!("{root}/v1/messages"),
+            idle_timeout: cfg.idle_timeout,
+            cache_ttl: cfg.cache_ttl,
+            client,
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The JSON body this provider sends for `request`.
+    pub fn request_body(&self, request: &ChatRequest) -> Value {
+        request::request_body(request, self.cache_ttl)
+    }
+
+    async fn start(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<DeltaStream, LlmError> {
+        if cancel.is_cancelled() {
+            return Err(LlmError::Cancelled);
+        }
+        let builder = self
+            .client
+            .post(&self.endpoint)
+            .header(ACCEPT, "text/event-stream")
+            .json(&self.request_body(request));
+        let idle = self.idle_timeout;
+        let response = guarded(cancel, idle, "no response", builder.send())
+            .await?
+            .map_err(LlmError::from_reqwest)?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let mut body = response.bytes_stream().boxed();
+        if !status.is_success() {
+            let bytes = match read_all(&mut body, cancel, idle, MAX_ERROR_READ).await {
+                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
+                Err(_) => Vec::new(),
+                Ok(bytes) => bytes,
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            return Err(LlmError::from_response_parts(
+                status.as_u16(),
+                &headers,
+                &text,
+            ));
+        }
+        let state = StreamState {
+            body,
+            sse: SseDecoder::new(),
+            events: EventDecoder::default(),
+            queue: VecDeque::new(),
+            done: false,
+            request_id: request_id(&headers),
+            cancel: cancel.clone(),
+            idle,
+        };
+        Ok(stream::unfold(state, StreamState::next).boxed())
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<DeltaStream, LlmError>> {
+        Box::pin(self.start(request, cancel))
+    }
+}
+
+/// One Messages SSE response being turned into deltas.
+struct StreamState {
+    body: BoxStream<'static, reqwest::Result<Bytes>>,
+    sse: SseDecoder,
+    events: EventDecoder,
+    /// Decoded items not yet handed out; an error is always the last.
+    queue: VecDeque<Result<StreamDelta, LlmError>>,
+    /// No more reading: `message_stop`, end of input, or an error queued.
+    done: bool,
+    request_id: Option<String>,
+    cancel: CancellationToken,
+    idle: Duration,
+}
+
+impl StreamState {
+    async fn next(mut self) -> Option<(Result<StreamDelta, LlmError>, StreamState)> {
+        loop {
+            if self.cancel.is_cancelled() && !(self.done && self.queue.is_empty()) {
+                self.queue.clear();
+                self.fail(LlmError::Cancelled);
+            }
+            if let Some(item) = self.queue.pop_front() {
+                return Some((item, self));
+            }
+            if self.done {
+                return None;
+            }
+            self.read().await;
+        }
+    }
+
+    fn fail(&mut self, error: LlmError) {
+        self.queue.push_back(Err(error));
+        self.done = true;
+    }
+
+    async fn read(&mut self) {
+        let next = match guarded(&self.cancel, self.idle, "no data", self.body.next()).await {
+            Ok(next) => next,
+            Err(e) => return self.fail(e),
+        };
+        match next {
+            Some(Ok(bytes)) => {
+                for event in self.sse.push(&bytes) {
+                    self.event(&event);
+                    if self.done {
+                        return;
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                let text = describe(&e.without_url());
+                self.fail(LlmError::StreamEnded(format!(
+                    "connection lost mid-stream: {text}"
+                )));
+            }
+            None => {
+                if let Some(event) = self.sse.finish() {
+                    self.event(&event);
+                }
+                if !self.done {
+                    let msg = "connection closed before message_stop";
+                    self.fail(LlmError::StreamEnded(msg.to_owned()));
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, event: &SseEvent) {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return;
+        }
+        let value: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                let msg = format!("bad stream event ({e}): {}", truncate(data, 200));
+                return self.fail(LlmError::Decode(msg));
+            }
+        };
+        let mut deltas = Vec::new();
+        let result = self
+            .events
+            .event(&value, self.request_id.as_deref(), &mut deltas);
+        self.queue.extend(deltas.into_iter().map(Ok));
+        match result {
+            Err(e) => self.fail(e),
+            Ok(()) if self.events.stopped => self.done = true,
+            Ok(()) => {}
+        }
+    }
+}
