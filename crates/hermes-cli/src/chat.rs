@@ -357,6 +357,16 @@ fn remote_provider(rt: &Runtime) -> Result<Arc<dyn Provider>> {
                 ..ChatCompletionsConfig::new(rt.base_url.clone())
             },
         )?)),
+        ApiMode::AnthropicMessages => {
+            let cfg = hermes_llm::AnthropicConfig::new(
+                rt.base_url.clone(),
+                rt.api_key.clone().unwrap_or_default(),
+            );
+            Ok(Arc::new(hermes_llm::AnthropicProvider::new(
+                rt.provider.clone(),
+                cfg,
+            )?))
+        }
         other => anyhow::bail!(
             "provider '{}' at {} uses the {} protocol, which this build does not speak yet. If the endpoint also \
              offers OpenAI chat completions, set model.api_mode: chat_completions in config.yaml.",

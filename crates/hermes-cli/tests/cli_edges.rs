@@ -227,3 +227,45 @@ fn rate_limits_are_retried_and_billing_falls_back_per_config() {
     );
     assert_eq!(backup.chat_requests()[0]["model"], "backup-model");
 }
+
+#[test]
+fn anthropic_messages_api_mode_talks_the_messages_wire() {
+    let sb = Sandbox::start();
+    std::fs::write(
+        sb.home.path().join("config.yaml"),
+        format!(
+            "model:\n  provider: custom\n  base_url: {}\n  api_mode: anthropic_messages\n  default: claude-test\n  api_key: sk-ant-test-key\n",
+            sb.mock.base_url()
+        ),
+    )
+    .unwrap();
+    sb.mock.push(Reply::tool_call(
+        "toolu_1",
+        "terminal",
+        r#"{"command":"echo via-anthropic"}"#,
+    ));
+    sb.mock.push(Reply::text("Anthropic wire works."));
+    let out = sb.chat("hi", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Anthropic wire works.\n");
+    let reqs = sb.mock.requests();
+    let messages: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.path.ends_with("/messages"))
+        .collect();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0].header("x-api-key"), Some("sk-ant-test-key"));
+    assert!(messages[0].header("anthropic-version").is_some());
+    let second = &messages[1].body;
+    let blocks = second["messages"].as_array().unwrap();
+    let result = blocks
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["tool_use_id"], "toolu_1");
+    assert!(
+        result["content"].to_string().contains("via-anthropic"),
+        "{result}"
+    );
+}

@@ -112,7 +112,9 @@ impl StreamAccumulator {
                 tool_calls,
                 tool_call_id: None,
                 name: None,
-                reasoning_signature: self.signature.filter(|_| !self.reasoning.is_empty()),
+                reasoning_signature: self
+                    .signature
+                    .filter(|s| !s.is_empty() && !self.reasoning.is_empty()),
                 reasoning: non_empty(self.reasoning),
             },
             usage: self.usage,

@@ -108,3 +108,26 @@ fn last_usage_wins() {
     acc.push(&StreamDelta::Usage(second));
     assert_eq!(acc.finish().usage, Some(second));
 }
+
+#[test]
+fn reasoning_signature_is_kept_only_with_reasoning() {
+    let mut acc = StreamAccumulator::new();
+    acc.push(&StreamDelta::Reasoning("hmm".into()));
+    acc.push(&StreamDelta::ReasoningSignature("old".into()));
+    acc.push(&StreamDelta::ReasoningSignature("sig".into()));
+    assert_eq!(
+        acc.finish().message.reasoning_signature.as_deref(),
+        Some("sig")
+    );
+
+    let mut acc = StreamAccumulator::new();
+    acc.push(&StreamDelta::Reasoning("hmm".into()));
+    acc.push(&StreamDelta::ReasoningSignature("sig".into()));
+    acc.push(&StreamDelta::ReasoningSignature(String::new()));
+    assert_eq!(acc.finish().message.reasoning_signature, None);
+
+    let mut acc = StreamAccumulator::new();
+    acc.push(&StreamDelta::ReasoningSignature("sig".into()));
+    acc.push(&StreamDelta::Text("hi".into()));
+    assert_eq!(acc.finish().message.reasoning_signature, None);
+}

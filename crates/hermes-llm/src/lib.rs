@@ -8,6 +8,7 @@ pub mod api_mode;
 pub mod backoff;
 mod chat_completions;
 pub mod classify;
+pub mod credentials;
 mod error;
 mod provider;
 pub mod providers;

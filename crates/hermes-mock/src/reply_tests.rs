@@ -15,7 +15,7 @@ fn streaming(include_usage: bool) -> RequestInfo {
 fn payloads(reply: &Reply, info: &RequestInfo) -> Vec<String> {
     match reply.render(info) {
         Rendered::Sse { payloads } => payloads,
-        Rendered::Full { .. } => Vec::new(),
+        Rendered::Full { .. } | Rendered::NamedSse { .. } => Vec::new(),
     }
 }
 

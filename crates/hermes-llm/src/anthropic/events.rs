@@ -48,9 +48,12 @@ fn count(v: &Value, key: &str) -> Option<u64> {
 /// Decoder state for one Messages stream.
 #[derive(Debug, Default)]
 pub(crate) struct EventDecoder {
-    /// Content-block index → tool-call position, for `tool_use` blocks.
-    tools: HashMap<u64, usize>,
+    /// Content-block index → (tool-call position, arguments seen), for
+    /// `tool_use` blocks.
+    tools: HashMap<u64, (usize, bool)>,
     next_tool: usize,
+    /// `thinking` blocks started so far.
+    thinking_blocks: usize,
     /// Raw counters as reported so far.
     input: u64,
     cache_read: u64,
@@ -107,7 +110,13 @@ impl EventDecoder {
                     Some("tool_use" | "server_tool_use") => {
                         let position = self.next_tool;
                         self.next_tool += 1;
-                        self.tools.insert(index, position);
+                        // Some servers put the whole input on the start block.
+                        let arguments = block
+                            .get("input")
+                            .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                            .map(Value::to_string)
+                            .unwrap_or_default();
+                        self.tools.insert(index, (position, !arguments.is_empty()));
                         let text = |k: &str| {
                             block
                                 .get(k)
@@ -119,7 +128,7 @@ impl EventDecoder {
                             index: position,
                             id: text("id"),
                             name: text("name"),
-                            arguments: String::new(),
+                            arguments,
                         });
                     }
                     Some("text") => {
@@ -130,6 +139,12 @@ impl EventDecoder {
                         }
                     }
                     Some("thinking") => {
+                        self.thinking_blocks += 1;
+                        if self.thinking_blocks == 2 {
+                            // One signature cannot cover several blocks joined
+                            // into one text: void it so it is not replayed.
+                            out.push(StreamDelta::ReasoningSignature(String::new()));
+                        }
                         if let Some(t) = block.get("thinking").and_then(Value::as_str)
                             && !t.is_empty()
                         {
@@ -149,17 +164,20 @@ impl EventDecoder {
                     "thinking_delta" if !field("thinking").is_empty() => {
                         out.push(StreamDelta::Reasoning(field("thinking").to_owned()));
                     }
-                    "signature_delta" if !field("signature").is_empty() => {
+                    "signature_delta"
+                        if !field("signature").is_empty() && self.thinking_blocks < 2 =>
+                    {
                         out.push(StreamDelta::ReasoningSignature(
                             field("signature").to_owned(),
                         ));
                     }
                     "input_json_delta" if !field("partial_json").is_empty() => {
-                        let Some(position) = self.tools.get(&index) else {
+                        let Some((position, seen)) = self.tools.get_mut(&index) else {
                             return Err(LlmError::Decode(format!(
                                 "input_json_delta for content block {index}, which is not a tool_use"
                             )));
                         };
+                        *seen = true;
                         out.push(StreamDelta::ToolCall {
                             index: *position,
                             id: None,
@@ -183,13 +201,81 @@ impl EventDecoder {
                 }
                 out.push(StreamDelta::Usage(self.usage()));
             }
+            "content_block_stop" => {
+                if let Some((position, seen)) = self.tools.get_mut(&index)
+                    && !*seen
+                {
+                    // A call without input: complete it as an empty object.
+                    *seen = true;
+                    out.push(StreamDelta::ToolCall {
+                        index: *position,
+                        id: None,
+                        name: None,
+                        arguments: "{}".to_owned(),
+                    });
+                }
+            }
             "message_stop" => self.stopped = true,
             "error" => return Err(stream_error(data, request_id)),
-            // `ping`, `content_block_stop` and unknown events carry nothing.
+            // `ping` and unknown events carry nothing.
             _ => {}
         }
         Ok(())
     }
+}
+
+/// The deltas equivalent to a complete (non-streamed) Messages response, for
+/// servers that answer a stream request with plain JSON.
+pub(crate) fn message_deltas(
+    body: &Value,
+    request_id: Option<&str>,
+) -> Result<Vec<StreamDelta>, LlmError> {
+    if body.get("type").and_then(Value::as_str) == Some("error") {
+        return Err(stream_error(body, request_id));
+    }
+    let content = body
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| LlmError::Decode("message has no content array".to_owned()))?;
+    let mut dec = EventDecoder::default();
+    let mut out = Vec::new();
+    let start = json!({"type": "message_start", "message": body});
+    dec.event(&start, request_id, &mut out)?;
+    for (index, block) in content.iter().enumerate() {
+        let mut start = block.clone();
+        // Text arrives whole on the start block; tool input below, as JSON text.
+        if let Some(obj) = start.as_object_mut() {
+            obj.remove("input");
+            obj.remove("signature");
+        }
+        let events = [
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+            match block.get("type").and_then(Value::as_str) {
+                Some("tool_use" | "server_tool_use") => json!({
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta",
+                              "partial_json": block.get("input").unwrap_or(&json!({})).to_string()},
+                }),
+                Some("thinking") => json!({
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "signature_delta",
+                              "signature": block.get("signature").cloned().unwrap_or(Value::Null)},
+                }),
+                _ => Value::Null,
+            },
+            json!({"type": "content_block_stop", "index": index}),
+        ];
+        for event in &events {
+            dec.event(event, request_id, &mut out)?;
+        }
+    }
+    let stop = json!({
+        "type": "message_delta",
+        "delta": {"stop_reason": body.get("stop_reason").cloned().unwrap_or(Value::Null)},
+        "usage": body.get("usage").cloned().unwrap_or(Value::Null),
+    });
+    dec.event(&stop, request_id, &mut out)?;
+    Ok(out)
 }
 
 #[cfg(test)]

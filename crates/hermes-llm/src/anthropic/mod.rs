@@ -10,13 +10,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::{self, BoxStream, StreamExt};
-use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use request::{FALLBACK_MAX_TOKENS, default_max_tokens};
 
 use crate::chat_completions::{MAX_ERROR_READ, guarded, install_crypto_provider, read_all};
+
+/// Largest non-streamed message body read.
+const MAX_JSON_READ: usize = 32 * 1024 * 1024;
 use crate::error::{describe, request_id, truncate};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta};
@@ -211,13 +214,28 @@ impl AnthropicProvider {
                 &text,
             ));
         }
+        let req_id = request_id(&headers);
+        let content_type = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.contains("json") && !content_type.contains("event-stream") {
+            let bytes = read_all(&mut body, cancel, idle, MAX_JSON_READ).await?;
+            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                let text = String::from_utf8_lossy(&bytes);
+                LlmError::Decode(format!("bad message JSON ({e}): {}", truncate(&text, 200)))
+            })?;
+            let deltas = events::message_deltas(&value, req_id.as_deref())?;
+            return Ok(stream::iter(deltas.into_iter().map(Ok)).boxed());
+        }
         let state = StreamState {
             body,
             sse: SseDecoder::new(),
             events: EventDecoder::default(),
             queue: VecDeque::new(),
             done: false,
-            request_id: request_id(&headers),
+            request_id: req_id,
             cancel: cancel.clone(),
             idle,
         };

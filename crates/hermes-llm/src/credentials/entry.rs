@@ -104,14 +104,18 @@ impl Credential {
     /// Build from one stored JSON entry; `None` when it is not an object.
     /// Missing fields get the reference's defaults.
     pub(crate) fn from_json(provider: &str, value: &Value) -> Option<Self> {
-        let obj = value.as_object()?;
+        value.as_object().map(|obj| Self::from_map(provider, obj))
+    }
+
+    /// Build from one stored JSON object.
+    pub(crate) fn from_map(provider: &str, obj: &Map<String, Value>) -> Self {
         let text = |key: &str| obj.get(key).and_then(Value::as_str).map(str::to_owned);
         let source = text("source").unwrap_or_else(|| SOURCE_MANUAL.to_owned());
         let status_at = obj
             .get("last_status_at")
             .and_then(parse_timestamp)
             .and_then(from_epoch);
-        Some(Self {
+        Self {
             provider: provider.to_owned(),
             id: text("id").unwrap_or_default(),
             label: text("label").unwrap_or_else(|| source.clone()),
@@ -140,7 +144,7 @@ impl Credential {
                 .and_then(as_i64)
                 .and_then(|n| u64::try_from(n).ok())
                 .unwrap_or(0),
-        })
+        }
     }
 
     /// The secret to send to the provider.
@@ -243,20 +247,63 @@ const STATUS_KEYS: [&str; 6] = [
     "last_error_reset_at",
 ];
 
+/// OAuth-style 401 reasons after which a credential never recovers on its
+/// own: such an entry is marked `dead` instead of `exhausted`.
+pub const TERMINAL_AUTH_REASONS: [&str; 6] = [
+    "token_invalidated",
+    "token_revoked",
+    "invalid_token",
+    "invalid_grant",
+    "unauthorized_client",
+    "refresh_token_reused",
+];
+
+/// What the provider said about a failure, beyond the HTTP status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FailureDetail<'a> {
+    /// When the provider says the limit resets; overrides the TTL.
+    pub reset_at: Option<SystemTime>,
+    /// Machine-readable reason (`rate_limit`, `token_revoked`, ...).
+    pub reason: Option<&'a str>,
+    /// Human-readable message.
+    pub message: Option<&'a str>,
+}
+
+impl FailureDetail<'_> {
+    /// `dead` for a 401 with a terminal reason, else `exhausted`.
+    pub(crate) fn status_for(&self, code: u16) -> Status {
+        let terminal = self.reason.is_some_and(|r| {
+            let r = r.trim().to_lowercase();
+            TERMINAL_AUTH_REASONS.contains(&r.as_str())
+        });
+        if code == 401 && terminal {
+            Status::Dead
+        } else {
+            Status::Exhausted
+        }
+    }
+}
+
 /// Record an exhaustion on a stored entry.
 pub(crate) fn patch_exhausted(
     obj: &mut Map<String, Value>,
     status: Status,
     now: SystemTime,
     code: u16,
-    reset_at: Option<SystemTime>,
+    detail: &FailureDetail<'_>,
 ) {
+    let text = |s: Option<&str>| {
+        s.map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map_or(Value::Null, Value::from)
+    };
+    let reset_at = detail.reset_at;
     let values = [
         Value::from(status.as_str()),
         Value::from(to_epoch(now)),
         Value::from(code),
-        Value::Null,
-        Value::Null,
+        text(detail.reason),
+        text(detail.message),
         reset_at.map_or(Value::Null, |t| Value::from(to_epoch(t))),
     ];
     for (key, value) in STATUS_KEYS.into_iter().zip(values) {
@@ -276,7 +323,11 @@ pub(crate) fn patch_cleared(obj: &mut Map<String, Value>, status: Option<Status>
 
 /// Add one to the stored `request_count`.
 pub(crate) fn patch_request_count(obj: &mut Map<String, Value>) {
-    let current = obj.get("request_count").and_then(as_i64).unwrap_or(0).max(0);
+    let current = obj
+        .get("request_count")
+        .and_then(as_i64)
+        .unwrap_or(0)
+        .max(0);
     obj.insert("request_count".to_owned(), Value::from(current + 1));
 }
 

@@ -17,7 +17,8 @@ mod timefmt;
 
 pub use entry::{
     AUTH_TYPE_API_KEY, AUTH_TYPE_OAUTH, Credential, EXHAUSTED_TTL_401, EXHAUSTED_TTL_429,
-    EXHAUSTED_TTL_DEFAULT, SOURCE_MANUAL, Status, exhausted_ttl, mask_secret,
+    EXHAUSTED_TTL_DEFAULT, FailureDetail, SOURCE_MANUAL, Status, TERMINAL_AUTH_REASONS,
+    exhausted_ttl, mask_secret,
 };
 pub use pool::CredentialPool;
 pub use store::{AUTH_STORE_VERSION, AuthStore};

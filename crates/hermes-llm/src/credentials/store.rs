@@ -30,14 +30,20 @@ pub struct AuthStore {
 
 impl std::fmt::Debug for AuthStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuthStore").field("path", &self.path).finish()
+        f.debug_struct("AuthStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
 impl AuthStore {
     /// A store at `path` (usually `$HERMES_HOME/auth.json`). `rng` names new
     /// entries.
-    pub fn new(path: impl Into<PathBuf>, clock: Arc<dyn Clock>, rng: Box<dyn RandomSource>) -> Self {
+    pub fn new(
+        path: impl Into<PathBuf>,
+        clock: Arc<dyn Clock>,
+        rng: Box<dyn RandomSource>,
+    ) -> Self {
         Self {
             path: path.into(),
             clock,
@@ -71,7 +77,12 @@ impl AuthStore {
 
     /// Append a manual API-key credential. `label` defaults to
     /// `api-key-<n>`, the reference's default.
-    pub fn add(&mut self, provider: &str, key: &str, label: Option<&str>) -> Result<Credential, PoolError> {
+    pub fn add(
+        &mut self,
+        provider: &str,
+        key: &str,
+        label: Option<&str>,
+    ) -> Result<Credential, PoolError> {
         let provider = normalize_provider(provider);
         let key = key.trim();
         if key.is_empty() {
@@ -80,19 +91,19 @@ impl AuthStore {
         let seed = self.rng.next_u64();
         let id = self.transact(|root| {
             with_slice(root, &provider, |slice| {
-            let id = fresh_id(slice, seed);
-            let label = label
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map_or_else(|| format!("api-key-{}", slice.len() + 1), str::to_owned);
-            let priority = slice
-                .iter()
-                .filter_map(|e| Credential::from_json(&provider, e))
-                .map(|c| c.priority)
-                .max()
-                .map_or(0, |p| p + 1);
-            slice.push(new_entry_json(&provider, &id, &label, priority, key));
-            Ok((id, true))
+                let id = fresh_id(slice, seed);
+                let label = label
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map_or_else(|| format!("api-key-{}", slice.len() + 1), str::to_owned);
+                let priority = slice
+                    .iter()
+                    .filter_map(|e| Credential::from_json(&provider, e))
+                    .map(|c| c.priority)
+                    .max()
+                    .map_or(0, |p| p + 1);
+                slice.push(new_entry_json(&provider, &id, &label, priority, key));
+                Ok((id, true))
             })
         })?;
         self.list(&provider)?
@@ -107,32 +118,27 @@ impl AuthStore {
         let provider = normalize_provider(provider);
         self.transact(|root| {
             with_slice(root, &provider, |slice| {
-            let sorted = sorted_indices(slice, &provider);
-            let creds: Vec<Credential> = sorted
-                .iter()
-                .filter_map(|&i| Credential::from_json(&provider, &slice[i]))
-                .collect();
-            let position = resolve_target(&creds, target)?;
-            let removed = creds[position].clone();
-            let mut keep: Vec<Value> = Vec::with_capacity(slice.len());
-            for (rank, &i) in sorted.iter().enumerate() {
-                if rank != position {
-                    keep.push(slice[i].clone());
-                }
-            }
-            keep.extend(
-                slice
+                let sorted = sorted_indices(slice, &provider);
+                let creds: Vec<Credential> = sorted
                     .iter()
-                    .filter(|v| !v.is_object())
-                    .cloned(),
-            );
-            for (priority, value) in keep.iter_mut().enumerate() {
-                if let Some(obj) = value.as_object_mut() {
-                    obj.insert("priority".to_owned(), Value::from(priority));
+                    .filter_map(|&i| Credential::from_json(&provider, &slice[i]))
+                    .collect();
+                let position = resolve_target(&creds, target)?;
+                let removed = creds[position].clone();
+                let mut keep: Vec<Value> = Vec::with_capacity(slice.len());
+                for (rank, &i) in sorted.iter().enumerate() {
+                    if rank != position {
+                        keep.push(slice[i].clone());
+                    }
                 }
-            }
-            *slice = keep;
-            Ok((removed, true))
+                keep.extend(slice.iter().filter(|v| !v.is_object()).cloned());
+                for (priority, value) in keep.iter_mut().enumerate() {
+                    if let Some(obj) = value.as_object_mut() {
+                        obj.insert("priority".to_owned(), Value::from(priority));
+                    }
+                }
+                *slice = keep;
+                Ok((removed, true))
             })
         })
     }
@@ -237,7 +243,10 @@ pub(crate) fn with_slice<T>(
         root.insert("credential_pool".to_owned(), Value::Object(Map::new()));
     }
     let mut fallback = Vec::new();
-    let slice = match root.get_mut("credential_pool").and_then(Value::as_object_mut) {
+    let slice = match root
+        .get_mut("credential_pool")
+        .and_then(Value::as_object_mut)
+    {
         Some(pool) => {
             let slot = pool
                 .entry(provider.to_owned())
@@ -284,7 +293,10 @@ pub(crate) fn sorted_indices(slice: &[Value], provider: &str) -> Vec<usize> {
 }
 
 /// The stored object whose `id` is `id`.
-pub(crate) fn find_entry_mut<'a>(slice: &'a mut [Value], id: &str) -> Option<&'a mut Map<String, Value>> {
+pub(crate) fn find_entry_mut<'a>(
+    slice: &'a mut [Value],
+    id: &str,
+) -> Option<&'a mut Map<String, Value>> {
     slice
         .iter_mut()
         .filter_map(Value::as_object_mut)
@@ -372,10 +384,10 @@ fn write_atomic(path: &Path, root: &Root) -> Result<(), PoolError> {
         let _ = fs::remove_file(&tmp);
         return Err(io(e));
     }
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if let Ok(handle) = File::open(dir) {
-            let _ = handle.sync_all();
-        }
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        && let Ok(handle) = File::open(dir)
+    {
+        let _ = handle.sync_all();
     }
     Ok(())
 }

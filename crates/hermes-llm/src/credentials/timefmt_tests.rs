@@ -24,8 +24,14 @@ fn parses_offsets_and_zulu() {
 
 #[test]
 fn parse_timestamp_accepts_reference_encodings() {
-    assert_eq!(parse_timestamp(&json!(1_700_000_000.5)), Some(1_700_000_000.5));
-    assert_eq!(parse_timestamp(&json!(1_700_000_000_000u64)), Some(1_700_000_000.0));
+    assert_eq!(
+        parse_timestamp(&json!(1_700_000_000.5)),
+        Some(1_700_000_000.5)
+    );
+    assert_eq!(
+        parse_timestamp(&json!(1_700_000_000_000u64)),
+        Some(1_700_000_000.0)
+    );
     assert_eq!(parse_timestamp(&json!("1700000000")), Some(1_700_000_000.0));
     assert_eq!(
         parse_timestamp(&json!("2023-11-14T22:13:20Z")),

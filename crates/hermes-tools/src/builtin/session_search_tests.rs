@@ -4,10 +4,13 @@ use serde_json::{Value, json};
 
 use super::*;
 
+/// (session id, start time, [(role, text)]).
+type SeedSession = (&'static str, f64, &'static [(&'static str, &'static str)]);
+
 fn seed(dir: &std::path::Path) -> PathBuf {
     let path = dir.join("state.db");
     let mut db = SessionDb::open(&path).unwrap();
-    let sessions: [(&str, f64, &[(&str, &str)]); 3] = [
+    let sessions: [SeedSession; 3] = [
         (
             "20260101_000000_aaaaaa",
             1_767_225_600.0,
