@@ -350,6 +350,19 @@ impl Agent {
                 },
             );
             let reason = verdict.reason.as_str();
+            if verdict.should_rotate_credential
+                && route
+                    .provider
+                    .rotate_credential(verdict.status, verdict.retry_after)
+            {
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "{reason}: {} — switched to the next pooled API key",
+                        verdict.message
+                    ),
+                });
+                continue;
+            }
             if verdict.retryable && attempt < self.retry.max_retries {
                 attempt += 1;
                 let delay = verdict

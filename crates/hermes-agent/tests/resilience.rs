@@ -225,3 +225,84 @@ async fn an_interrupt_during_backoff_stops_at_once() {
     assert_eq!(r.reason, hermes_protocol::TurnEnd::Interrupted);
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn a_401_rotates_to_the_next_pooled_key() {
+    use hermes_llm::credentials::{
+        AuthStore, CredentialPool, PooledProvider, SplitMix64, Strategy, SystemClock,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let auth = dir.path().join("auth.json");
+    let mut store = AuthStore::new(&auth, Arc::new(SystemClock), Box::new(SplitMix64::new(7)));
+    store
+        .add("custom", "sk-first-key-0001", Some("first"))
+        .unwrap();
+    store
+        .add("custom", "sk-second-key-0002", Some("second"))
+        .unwrap();
+    let pool =
+        CredentialPool::load(&auth, "custom", Strategy::FillFirst, Arc::new(SystemClock)).unwrap();
+
+    let mock = MockServer::start();
+    mock.push(Reply::error(
+        401,
+        r#"{"error":{"message":"Invalid API key provided"}}"#,
+    ));
+    mock.push(Reply::text("second key works"));
+    let base = mock.base_url();
+    let pooled = PooledProvider::new(
+        "custom",
+        pool,
+        Box::new(move |key| {
+            let cfg = ChatCompletionsConfig {
+                api_key: Some(key.to_owned()),
+                ..ChatCompletionsConfig::new(base.clone())
+            };
+            Ok(Arc::new(ChatCompletionsProvider::new("custom", cfg)?)
+                as Arc<dyn hermes_llm::Provider>)
+        }),
+    )
+    .unwrap()
+    .unwrap();
+    let options = AgentOptions {
+        model: "m".into(),
+        max_turns: 5,
+        max_tokens: None,
+        temperature: None,
+        cwd: std::env::temp_dir(),
+        session_id: "t".into(),
+        homes: Default::default(),
+    };
+    let mut a = Agent::new(Arc::new(pooled), Registry::new(), options, None, Vec::new());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let r = a
+        .run_turn("hi", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(r.final_text, "second key works");
+    let auths: Vec<String> = mock
+        .requests()
+        .iter()
+        .filter(|q| q.is_chat())
+        .map(|q| q.header("authorization").unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        auths,
+        vec!["Bearer sk-first-key-0001", "Bearer sk-second-key-0002"]
+    );
+    assert!(
+        statuses(&mut rx)
+            .iter()
+            .any(|m| m.contains("switched to the next pooled API key"))
+    );
+    // The exhausted key is recorded in auth.json for other processes.
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&auth).unwrap()).unwrap();
+    let entries = saved["credential_pool"]["custom"].as_array().unwrap();
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["last_status"] == "exhausted" && e["last_error_code"] == 401),
+        "{saved:#}"
+    );
+}

@@ -28,6 +28,8 @@ pub enum Command {
     Chat(ChatArgs),
     /// Manage session history (list, show, search, export, delete, prune, rename, stats).
     Sessions(crate::sessions::SessionsArgs),
+    /// Manage pooled API keys (auth.json).
+    Auth(crate::auth_cmd::AuthArgs),
     /// Manage local models (pull the embedded default).
     Model(crate::model_cmd::ModelArgs),
 }

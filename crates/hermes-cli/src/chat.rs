@@ -9,6 +9,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use hermes_agent::{Agent, AgentError, AgentOptions, RetryPolicy};
 use hermes_llm::api_mode::ApiMode;
+use hermes_llm::credentials::{
+    AuthStore, BuildWithKey, CredentialPool, PooledProvider, SplitMix64, Strategy, SystemClock,
+};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provider};
 use hermes_protocol::{Event, TurnEnd};
 use hermes_state::session_db::SessionDb;
@@ -49,6 +52,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
         (None, Some(Command::Sessions(args))) => crate::sessions::run(args),
         (None, Some(Command::Model(args))) => crate::model_cmd::run(args),
+        (None, Some(Command::Auth(args))) => crate::auth_cmd::run(args),
         (None, None) => {
             run_chat(
                 ChatArgs {
@@ -161,12 +165,24 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         Config::load(&home.config_file(), &env)?
     };
     let home_text = home.root().display().to_string();
-    let mut rt = match runtime::resolve(
+    let auth_path = home.root().join("auth.json");
+    let pooled = |provider: &str| {
+        auth_path.is_file()
+            && AuthStore::new(
+                &auth_path,
+                Arc::new(SystemClock),
+                Box::new(SplitMix64::new(0)),
+            )
+            .list(provider)
+            .is_ok_and(|keys| !keys.is_empty())
+    };
+    let mut rt = match runtime::resolve_with_pool(
         &config,
         &env,
         run.provider.as_deref(),
         run.model.as_deref(),
         &home_text,
+        &pooled,
     ) {
         Ok(rt) => rt,
         Err(runtime::SetupError::NoProvider { .. }) if local_model_available(&home) => {
@@ -188,7 +204,7 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
     let provider: Arc<dyn Provider> = if rt.provider == "local" {
         local_provider(&mut rt, &home, &config)?
     } else {
-        let remote = remote_provider(&rt)?;
+        let remote = remote_provider(&rt, &home, &config)?;
         if rt.model.is_none() {
             rt.model = Some(discover_model(&remote, &rt).await?);
         }
@@ -275,7 +291,7 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
     for fb in runtime::fallbacks(&config, &env)
         .map_err(|e| anyhow::anyhow!("{}: {e}", home.config_file().display()))?
     {
-        let remote = remote_provider(&fb)?;
+        let remote = remote_provider(&fb, &home, &config)?;
         agent.add_fallback(remote, fb.model.unwrap_or_default());
     }
     let db_path = db.map(|db| {
@@ -347,8 +363,39 @@ fn local_provider(
     )
 }
 
-/// The transport for a remote runtime, by its wire protocol.
-fn remote_provider(rt: &Runtime) -> Result<Arc<dyn Provider>> {
+/// The transport for a remote runtime, by its wire protocol; keys come from the
+/// credential pool in `auth.json` when it holds any for this provider.
+fn remote_provider(rt: &Runtime, home: &HermesHome, config: &Config) -> Result<Arc<dyn Provider>> {
+    let auth = home.root().join("auth.json");
+    if auth.is_file() {
+        let strategy = config
+            .get(&format!("credential_pool_strategies.{}", rt.provider))
+            .and_then(serde_json::Value::as_str);
+        let pool = CredentialPool::load(
+            &auth,
+            &rt.provider,
+            Strategy::resolve(strategy),
+            Arc::new(SystemClock),
+        )
+        .map_err(|e| anyhow::anyhow!("{}: {e}", auth.display()))?;
+        if pool.has_credentials() {
+            let template = rt.clone();
+            let build: BuildWithKey = Box::new(move |key| {
+                let keyed = Runtime {
+                    api_key: Some(key.to_owned()),
+                    ..template.clone()
+                };
+                transport(&keyed).map_err(|e| LlmError::Config(e.to_string()))
+            });
+            if let Some(pooled) = PooledProvider::new(rt.provider.clone(), pool, build)? {
+                return Ok(Arc::new(pooled));
+            }
+        }
+    }
+    transport(rt)
+}
+
+fn transport(rt: &Runtime) -> Result<Arc<dyn Provider>> {
     match rt.api_mode {
         ApiMode::ChatCompletions => Ok(Arc::new(ChatCompletionsProvider::new(
             rt.provider.clone(),

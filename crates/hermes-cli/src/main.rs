@@ -1,6 +1,7 @@
 //! The `hermes` binary.
 
 mod args;
+mod auth_cmd;
 mod chat;
 mod history;
 mod model_cmd;

@@ -76,12 +76,26 @@ pub enum SetupError {
 }
 
 /// Resolves the runtime. `home` only appears in messages.
+#[cfg(test)]
 pub fn resolve(
     cfg: &Config,
     env: &Env,
     flag_provider: Option<&str>,
     flag_model: Option<&str>,
     home: &str,
+) -> Result<Runtime, SetupError> {
+    resolve_with_pool(cfg, env, flag_provider, flag_model, home, &|_| false)
+}
+
+/// [`resolve`], where `pooled(provider)` says whether `auth.json` holds keys for it
+/// (then no key in the environment is needed).
+pub fn resolve_with_pool(
+    cfg: &Config,
+    env: &Env,
+    flag_provider: Option<&str>,
+    flag_model: Option<&str>,
+    home: &str,
+    pooled: &dyn Fn(&str) -> bool,
 ) -> Result<Runtime, SetupError> {
     let cfg_provider = cfg
         .model
@@ -151,7 +165,7 @@ pub fn resolve(
     let api_key = cfg_key
         .or_else(|| spec.key_env.iter().find_map(|v| env.get(v)))
         .map(str::to_owned);
-    if api_key.is_none() && !spec.key_optional {
+    if api_key.is_none() && !spec.key_optional && !pooled(spec.id) {
         return Err(SetupError::MissingKey {
             provider: spec.id.to_owned(),
             var: spec

@@ -269,3 +269,76 @@ fn anthropic_messages_api_mode_talks_the_messages_wire() {
         "{result}"
     );
 }
+
+#[test]
+fn pooled_keys_from_hermes_auth_rotate_on_401() {
+    let sb = Sandbox::start();
+    std::fs::write(
+        sb.home.path().join("config.yaml"),
+        "model:\n  provider: openrouter\n  default: some/model\n",
+    )
+    .unwrap();
+    for (key, label) in [
+        ("sk-or-first-000001", "first"),
+        ("sk-or-second-00002", "second"),
+    ] {
+        let out = sb
+            .command()
+            .args([
+                "auth",
+                "add",
+                "openrouter",
+                "--api-key",
+                key,
+                "--label",
+                label,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            !stdout(&out).contains(key),
+            "keys are never printed whole: {}",
+            stdout(&out)
+        );
+    }
+    let listed = stdout(&sb.command().args(["auth", "list"]).output().unwrap());
+    assert!(
+        listed.contains("first")
+            && listed.contains("second")
+            && !listed.contains("sk-or-first-000001"),
+        "{listed}"
+    );
+
+    sb.mock.push(Reply::error(
+        401,
+        r#"{"error":{"message":"User not found."}}"#,
+    ));
+    sb.mock.push(Reply::text("rotated"));
+    let out = sb
+        .command()
+        .env("OPENROUTER_BASE_URL", sb.mock.base_url())
+        .args(["chat", "-q", "hi", "-Q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "rotated\n");
+    let auths: Vec<String> = sb
+        .mock
+        .requests()
+        .iter()
+        .filter(|r| r.is_chat())
+        .map(|r| r.header("authorization").unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(
+        auths,
+        vec!["Bearer sk-or-first-000001", "Bearer sk-or-second-00002"]
+    );
+    let listed = stdout(
+        &sb.command()
+            .args(["auth", "list", "openrouter"])
+            .output()
+            .unwrap(),
+    );
+    assert!(listed.contains("exhausted"), "{listed}");
+}

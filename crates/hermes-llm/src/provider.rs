@@ -88,4 +88,14 @@ pub trait Provider: Send + Sync {
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
         Box::pin(async { Ok(Vec::new()) })
     }
+
+    /// Switches to the next pooled credential after `status` (401, 429 …);
+    /// `false` when there is no pool or no other usable key.
+    fn rotate_credential(
+        &self,
+        _status: Option<u16>,
+        _retry_after: Option<std::time::Duration>,
+    ) -> bool {
+        false
+    }
 }

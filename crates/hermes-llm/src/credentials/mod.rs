@@ -12,6 +12,7 @@ use std::time::SystemTime;
 
 mod entry;
 mod pool;
+mod pooled;
 mod store;
 mod timefmt;
 
@@ -21,6 +22,7 @@ pub use entry::{
     exhausted_ttl, mask_secret,
 };
 pub use pool::CredentialPool;
+pub use pooled::{BuildWithKey, PooledProvider};
 pub use store::{AUTH_STORE_VERSION, AuthStore};
 
 /// The current time, injected so tests can move it.
