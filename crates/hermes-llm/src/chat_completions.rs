@@ -1,6 +1,5 @@
 //! The OpenAI-compatible `POST /chat/completions` streaming transport.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::sync::Once;
@@ -14,7 +13,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{describe, request_id, truncate};
-use crate::sse::{SseDecoder, SseEvent};
+use crate::pump::{Pump, WireEvents};
+use crate::sse::SseEvent;
 use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta, wire};
 
 /// Where and how to reach an OpenAI-compatible endpoint. `Debug` hides the key.
@@ -233,17 +233,13 @@ impl ChatCompletionsProvider {
             let deltas = wire::completion_deltas(&value, req_id.as_deref())?;
             return Ok(stream::iter(deltas.into_iter().map(Ok)).boxed());
         }
-        let state = SseState {
+        Ok(Pump::stream(
             body,
-            decoder: SseDecoder::new(),
-            queue: VecDeque::new(),
-            done: false,
-            saw_finish: false,
-            request_id: req_id,
-            cancel: cancel.clone(),
+            ChatChunks::default(),
+            req_id,
+            cancel.clone(),
             idle,
-        };
-        Ok(stream::unfold(state, SseState::next).boxed())
+        ))
     }
 }
 
@@ -305,106 +301,46 @@ pub(crate) async fn read_all(
     Ok(out)
 }
 
-/// The state of one SSE response being turned into deltas.
-struct SseState {
-    body: BoxStream<'static, reqwest::Result<Bytes>>,
-    decoder: SseDecoder,
-    /// Decoded items not yet handed out; an error is always the last.
-    queue: VecDeque<Result<StreamDelta, LlmError>>,
-    /// No more reading: `[DONE]`, end of input, or an error queued.
-    done: bool,
+/// OpenAI chat-completion chunks: `[DONE]` ends the stream; a close after a
+/// `finish_reason` is a normal end too.
+#[derive(Default)]
+struct ChatChunks {
     saw_finish: bool,
-    request_id: Option<String>,
-    cancel: CancellationToken,
-    idle: Duration,
 }
 
-impl SseState {
-    async fn next(mut self) -> Option<(Result<StreamDelta, LlmError>, SseState)> {
-        loop {
-            if self.cancel.is_cancelled() && !(self.done && self.queue.is_empty()) {
-                // Stop at once: what is still queued is dropped.
-                self.queue.clear();
-                self.fail(LlmError::Cancelled);
-            }
-            if let Some(item) = self.queue.pop_front() {
-                return Some((item, self));
-            }
-            if self.done {
-                return None;
-            }
-            self.read().await;
-        }
-    }
-
-    /// Ends the stream with `error`, after the deltas already queued.
-    fn fail(&mut self, error: LlmError) {
-        self.queue.push_back(Err(error));
-        self.done = true;
-    }
-
-    async fn read(&mut self) {
-        let next = match guarded(&self.cancel, self.idle, "no data", self.body.next()).await {
-            Ok(next) => next,
-            Err(e) => return self.fail(e),
-        };
-        match next {
-            Some(Ok(bytes)) => {
-                for event in self.decoder.push(&bytes) {
-                    self.event(event);
-                    if self.done {
-                        return;
-                    }
-                }
-            }
-            Some(Err(e)) => {
-                let text = describe(&e.without_url());
-                self.fail(LlmError::StreamEnded(format!(
-                    "connection lost mid-stream: {text}"
-                )));
-            }
-            None => {
-                if let Some(event) = self.decoder.finish() {
-                    self.event(event);
-                }
-                if !self.done {
-                    self.done = true;
-                    if !self.saw_finish {
-                        let msg = "connection closed before the end of the stream";
-                        self.fail(LlmError::StreamEnded(msg.to_owned()));
-                    }
-                }
-            }
-        }
-    }
-
-    fn event(&mut self, event: SseEvent) {
+impl WireEvents for ChatChunks {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        request_id: Option<&str>,
+        out: &mut Vec<StreamDelta>,
+    ) -> Result<bool, LlmError> {
         let data = event.data.trim();
         if data.is_empty() {
-            return;
+            return Ok(false);
         }
         if data == "[DONE]" {
-            self.done = true;
-            return;
+            return Ok(true);
         }
-        let chunk: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                let msg = format!("bad stream chunk ({e}): {}", truncate(data, 200));
-                return self.fail(LlmError::Decode(msg));
-            }
-        };
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            LlmError::Decode(format!("bad stream chunk ({e}): {}", truncate(data, 200)))
+        })?;
         if event.event.as_deref() == Some("error") {
             let error = chunk.get("error").unwrap_or(&chunk);
-            return self.fail(wire::embedded_error(error, self.request_id.as_deref()));
+            return Err(wire::embedded_error(error, request_id));
         }
-        let mut deltas = Vec::new();
-        match wire::chunk_deltas(&chunk, self.request_id.as_deref(), &mut deltas) {
-            Ok(()) => {
-                self.saw_finish |= deltas.iter().any(|d| matches!(d, StreamDelta::Finish(_)));
-                self.queue.extend(deltas.into_iter().map(Ok));
-            }
-            Err(e) => self.fail(e),
+        wire::chunk_deltas(&chunk, request_id, out)?;
+        self.saw_finish |= out.iter().any(|d| matches!(d, StreamDelta::Finish(_)));
+        Ok(false)
+    }
+
+    fn on_eof(&self) -> Result<(), LlmError> {
+        if self.saw_finish {
+            Ok(())
+        } else {
+            Err(LlmError::StreamEnded(
+                "connection closed before the end of the stream".into(),
+            ))
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod credentials;
 mod error;
 mod provider;
 pub mod providers;
+mod pump;
 pub mod sse;
 mod wire;
 

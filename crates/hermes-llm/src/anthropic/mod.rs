@@ -3,13 +3,11 @@
 mod events;
 mod request;
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use futures_util::stream::{self, BoxStream, StreamExt};
+use futures_util::stream::{self, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -21,7 +19,8 @@ use crate::chat_completions::{MAX_ERROR_READ, guarded, install_crypto_provider, 
 /// Largest non-streamed message body read.
 const MAX_JSON_READ: usize = 32 * 1024 * 1024;
 use crate::error::{describe, request_id, truncate};
-use crate::sse::{SseDecoder, SseEvent};
+use crate::pump::{Pump, WireEvents};
+use crate::sse::SseEvent;
 use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta};
 use events::EventDecoder;
 
@@ -229,17 +228,13 @@ impl AnthropicProvider {
             let deltas = events::message_deltas(&value, req_id.as_deref())?;
             return Ok(stream::iter(deltas.into_iter().map(Ok)).boxed());
         }
-        let state = StreamState {
+        Ok(Pump::stream(
             body,
-            sse: SseDecoder::new(),
-            events: EventDecoder::default(),
-            queue: VecDeque::new(),
-            done: false,
-            request_id: req_id,
-            cancel: cancel.clone(),
+            EventDecoder::default(),
+            req_id,
+            cancel.clone(),
             idle,
-        };
-        Ok(stream::unfold(state, StreamState::next).boxed())
+        ))
     }
 }
 
@@ -257,95 +252,28 @@ impl Provider for AnthropicProvider {
     }
 }
 
-/// One Messages SSE response being turned into deltas.
-struct StreamState {
-    body: BoxStream<'static, reqwest::Result<Bytes>>,
-    sse: SseDecoder,
-    events: EventDecoder,
-    /// Decoded items not yet handed out; an error is always the last.
-    queue: VecDeque<Result<StreamDelta, LlmError>>,
-    /// No more reading: `message_stop`, end of input, or an error queued.
-    done: bool,
-    request_id: Option<String>,
-    cancel: CancellationToken,
-    idle: Duration,
-}
-
-impl StreamState {
-    async fn next(mut self) -> Option<(Result<StreamDelta, LlmError>, StreamState)> {
-        loop {
-            if self.cancel.is_cancelled() && !(self.done && self.queue.is_empty()) {
-                self.queue.clear();
-                self.fail(LlmError::Cancelled);
-            }
-            if let Some(item) = self.queue.pop_front() {
-                return Some((item, self));
-            }
-            if self.done {
-                return None;
-            }
-            self.read().await;
-        }
-    }
-
-    fn fail(&mut self, error: LlmError) {
-        self.queue.push_back(Err(error));
-        self.done = true;
-    }
-
-    async fn read(&mut self) {
-        let next = match guarded(&self.cancel, self.idle, "no data", self.body.next()).await {
-            Ok(next) => next,
-            Err(e) => return self.fail(e),
-        };
-        match next {
-            Some(Ok(bytes)) => {
-                for event in self.sse.push(&bytes) {
-                    self.event(&event);
-                    if self.done {
-                        return;
-                    }
-                }
-            }
-            Some(Err(e)) => {
-                let text = describe(&e.without_url());
-                self.fail(LlmError::StreamEnded(format!(
-                    "connection lost mid-stream: {text}"
-                )));
-            }
-            None => {
-                if let Some(event) = self.sse.finish() {
-                    self.event(&event);
-                }
-                if !self.done {
-                    let msg = "connection closed before message_stop";
-                    self.fail(LlmError::StreamEnded(msg.to_owned()));
-                }
-            }
-        }
-    }
-
-    fn event(&mut self, event: &SseEvent) {
+/// Anthropic Messages events: `message_stop` ends the stream.
+impl WireEvents for EventDecoder {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        request_id: Option<&str>,
+        out: &mut Vec<StreamDelta>,
+    ) -> Result<bool, LlmError> {
         let data = event.data.trim();
         if data.is_empty() {
-            return;
+            return Ok(false);
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                let msg = format!("bad stream event ({e}): {}", truncate(data, 200));
-                return self.fail(LlmError::Decode(msg));
-            }
-        };
-        let mut deltas = Vec::new();
-        let result = self
-            .events
-            .event(&value, self.request_id.as_deref(), &mut deltas);
-        self.queue.extend(deltas.into_iter().map(Ok));
-        match result {
-            Err(e) => self.fail(e),
-            Ok(()) if self.events.stopped => self.done = true,
-            Ok(()) => {}
-        }
+        let value: Value = serde_json::from_str(data).map_err(|e| {
+            LlmError::Decode(format!("bad stream event ({e}): {}", truncate(data, 200)))
+        })?;
+        self.event(&value, request_id, out)?;
+        Ok(self.stopped)
+    }
+
+    fn on_eof(&self) -> Result<(), LlmError> {
+        Err(LlmError::StreamEnded(
+            "connection closed before message_stop".into(),
+        ))
     }
 }
