@@ -14,10 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::budget::{CallKind, TurnBudget};
 use crate::dispatch::run_batch;
+use crate::overflow::{OverflowState, Recovery, recover};
 use crate::plan::PreparedCall;
 use crate::repair::repair_arguments;
 use crate::resilience::{RetryPolicy, Route, approx_tokens};
-use crate::store::MessageStore;
+use crate::store::{LimitStore, MessageStore};
 use crate::{EventSink, wire};
 
 /// The message sent when the model keeps calling tools after its budget is spent.
@@ -62,6 +63,9 @@ pub enum AgentError {
     /// The provider failed for good.
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// The conversation cannot be made to fit the model's window; says what to do.
+    #[error("context window exceeded: {0}")]
+    ContextExhausted(String),
     /// A tool failed in a way the model cannot fix.
     #[error("tool {tool} failed: {message}")]
     Tool {
@@ -83,6 +87,13 @@ pub struct Agent {
     options: AgentOptions,
     messages: Vec<Message>,
     store: Option<Box<dyn MessageStore>>,
+    /// The model's context window as currently known.
+    context_length: u64,
+    /// A window the provider reported, to be remembered after the next success.
+    confirmed_limit: Option<u64>,
+    /// `max_tokens` for the next call only, after an output-cap rejection.
+    output_cap: Option<u32>,
+    limits: Option<Box<dyn LimitStore>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -127,7 +138,26 @@ impl Agent {
             options,
             messages,
             store: None,
+            context_length: hermes_llm::context_limits::DEFAULT_CONTEXT_LENGTH,
+            confirmed_limit: None,
+            output_cap: None,
+            limits: None,
         }
+    }
+
+    /// Sets the model's context window (config `model.context_length` or a cached limit).
+    pub fn set_context_length(&mut self, tokens: u64) {
+        self.context_length = tokens.max(1);
+    }
+
+    /// The context window as currently known (lowered when a provider reports less).
+    pub fn context_length(&self) -> u64 {
+        self.context_length
+    }
+
+    /// Where windows that providers confirm are remembered for later sessions.
+    pub fn set_limit_store(&mut self, store: Box<dyn LimitStore>) {
+        self.limits = Some(store);
     }
 
     /// Adds a provider to fall back to, after the primary and earlier fallbacks.
@@ -223,8 +253,8 @@ impl Agent {
                 .await
             {
                 Ok(c) => c,
-                Err(LlmError::Cancelled) => break interrupted(usage, api_calls),
-                Err(e) => return Err(e.into()),
+                Err(AgentError::Llm(LlmError::Cancelled)) => break interrupted(usage, api_calls),
+                Err(e) => return Err(e),
             };
             api_calls += 1;
             // Every call is recorded, even when the provider reports no usage, so
@@ -324,18 +354,23 @@ impl Agent {
         }
     }
 
-    /// One model call, retried and failed over as the classifier says.
+    /// One model call, retried, compacted and failed over as the classifier says.
     async fn call_with_retry(
         &mut self,
         offer_tools: bool,
         events: &EventSink,
         cancel: &CancellationToken,
-    ) -> Result<Completion, LlmError> {
+    ) -> Result<Completion, AgentError> {
         let mut attempt = 0u32;
+        let mut compactions = 0u32;
         loop {
             let err = match self.call_model(offer_tools, events, cancel).await {
-                Ok(done) => return Ok(done),
-                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
+                Ok(done) => {
+                    self.output_cap = None;
+                    self.remember_confirmed_limit(events);
+                    return Ok(done);
+                }
+                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled.into()),
                 Err(e) => e,
             };
             let route = &self.routes[self.active];
@@ -345,11 +380,15 @@ impl Agent {
                     provider: route.provider.name(),
                     model: &route.model,
                     approx_tokens: approx_tokens(&self.messages),
-                    context_length: None,
+                    context_length: usize::try_from(self.context_length).ok(),
                     num_messages: self.messages.len(),
                 },
             );
             let reason = verdict.reason.as_str();
+            if verdict.should_compress {
+                self.recover_overflow(&err.to_string(), offer_tools, &mut compactions, events)?;
+                continue;
+            }
             if verdict.should_rotate_credential
                 && route
                     .provider
@@ -387,7 +426,7 @@ impl Agent {
                 });
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
-                    () = cancel.cancelled() => return Err(LlmError::Cancelled),
+                    () = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
                 }
                 continue;
             }
@@ -406,7 +445,80 @@ impl Agent {
                 });
                 continue;
             }
-            return Err(err);
+            return Err(err.into());
+        }
+    }
+
+    /// Applies [`recover`]'s decision; `Err` when the turn must end.
+    fn recover_overflow(
+        &mut self,
+        message: &str,
+        offer_tools: bool,
+        attempts: &mut u32,
+        events: &EventSink,
+    ) -> Result<(), AgentError> {
+        let tools = if offer_tools {
+            self.tools.schemas()
+        } else {
+            Vec::new()
+        };
+        let before = self.context_length;
+        let decision = recover(
+            message,
+            &self.messages,
+            &tools,
+            OverflowState {
+                context_length: &mut self.context_length,
+                confirmed_limit: &mut self.confirmed_limit,
+                attempts,
+            },
+        );
+        if self.context_length < before {
+            let _ = events.send(Event::Status {
+                message: format!(
+                    "Context window reported by the provider: {} tokens (was {before}).",
+                    self.context_length
+                ),
+            });
+        }
+        let note = match decision {
+            Recovery::ShrinkOutput {
+                max_tokens,
+                available,
+            } => {
+                self.output_cap = Some(max_tokens);
+                format!(
+                    "Output cap too large for this prompt: retrying with max_tokens={max_tokens} \
+                     (the provider has room for {available})."
+                )
+            }
+            Recovery::Compacted {
+                messages,
+                before,
+                after,
+            } => {
+                self.messages = messages;
+                format!("Context too large: compacted {before} → {after} messages, retrying.")
+            }
+            Recovery::LimitOnly => "Retrying with the lower context window.".to_owned(),
+            Recovery::GiveUp(why) => return Err(AgentError::ContextExhausted(why)),
+        };
+        let _ = events.send(Event::Status { message: note });
+        Ok(())
+    }
+
+    /// Saves a provider-confirmed window once a call with it succeeded.
+    fn remember_confirmed_limit(&mut self, events: &EventSink) {
+        let Some(limit) = self.confirmed_limit.take() else {
+            return;
+        };
+        let model = self.routes[self.active].model.clone();
+        if let Some(store) = self.limits.as_mut() {
+            let message = match store.save_context_length(&model, limit) {
+                Ok(()) => format!("Remembered the context window of {model}: {limit} tokens."),
+                Err(e) => format!("Could not remember the context window of {model}: {e}"),
+            };
+            let _ = events.send(Event::Status { message });
         }
     }
 
@@ -425,7 +537,7 @@ impl Agent {
             } else {
                 Vec::new()
             },
-            max_tokens: self.options.max_tokens,
+            max_tokens: self.output_cap.or(self.options.max_tokens),
             temperature: self.options.temperature,
             tool_choice: Default::default(),
         };

@@ -6,7 +6,9 @@
 
 mod agent;
 pub mod budget;
+pub mod compact;
 pub mod dispatch;
+pub mod overflow;
 pub mod plan;
 pub mod repair;
 mod resilience;
@@ -15,7 +17,7 @@ pub mod wire;
 
 pub use agent::{Agent, AgentError, AgentOptions, SUMMARY_REQUEST, TurnResult};
 pub use resilience::{RetryPolicy, Route};
-pub use store::MessageStore;
+pub use store::{LimitStore, MessageStore};
 
 /// Where the agent sends its events.
 pub type EventSink = tokio::sync::mpsc::UnboundedSender<hermes_protocol::Event>;

@@ -11,3 +11,10 @@ pub trait MessageStore: Send {
     /// Records the usage of one model call.
     fn record_usage(&mut self, usage: &Usage) -> Result<(), String>;
 }
+
+/// Remembers context windows that providers confirmed (the reference's
+/// `context_length_cache.yaml`), so later sessions start with the right limit.
+pub trait LimitStore: Send {
+    /// Records that `model` on this agent's endpoint accepts `tokens` of context.
+    fn save_context_length(&mut self, model: &str, tokens: u64) -> Result<(), String>;
+}

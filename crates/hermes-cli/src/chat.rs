@@ -10,10 +10,11 @@ use anyhow::{Context, Result};
 use hermes_agent::{Agent, AgentError, AgentOptions, RetryPolicy};
 use hermes_llm::api_mode::ApiMode;
 use hermes_llm::credentials::{
-    AuthStore, BuildWithKey, CredentialPool, PooledProvider, SplitMix64, Strategy, SystemClock,
+    BuildWithKey, CredentialPool, PooledProvider, Strategy, SystemClock,
 };
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provider};
 use hermes_protocol::{Event, TurnEnd};
+use hermes_state::context_cache::ContextLengthCache;
 use hermes_state::session_db::SessionDb;
 use hermes_state::{Config, Env, HermesHome};
 use hermes_tools::builtin::session_search::SessionSearchTool;
@@ -25,6 +26,7 @@ use crate::history::{self, DbStore, ResumeRequest};
 use crate::render::{Renderer, Verbosity};
 use crate::runtime::{self, Runtime};
 use crate::session_id::new_session_id;
+use crate::setup::Setup;
 
 /// Exit code when the turn was interrupted (as shells report SIGINT).
 const EXIT_INTERRUPTED: u8 = 130;
@@ -51,7 +53,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (Some(prompt), _) => run_query(&cli.run, prompt, Mode::Oneshot).await,
         (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
         (None, Some(Command::Sessions(args))) => crate::sessions::run(args),
-        (None, Some(Command::Model(args))) => crate::model_cmd::run(args),
+        (None, Some(Command::Model(args))) => crate::model_cmd::run(args, &cli.run).await,
         (None, Some(Command::Auth(args))) => crate::auth_cmd::run(args),
         (None, None) => {
             run_chat(
@@ -154,38 +156,11 @@ struct Session {
 }
 
 async fn build_session(run: &RunArgs) -> Result<Session> {
-    let mut env = Env::from_pairs(std::env::vars());
-    let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
-        .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
-    env.load_dotenv(&home.env_file())
-        .with_context(|| format!("cannot read {}", home.env_file().display()))?;
-    let config = if run.ignore_user_config {
-        Config::without_user_file(&env)
-    } else {
-        Config::load(&home.config_file(), &env)?
-    };
-    let home_text = home.root().display().to_string();
-    let auth_path = home.root().join("auth.json");
-    let pooled = |provider: &str| {
-        auth_path.is_file()
-            && AuthStore::new(
-                &auth_path,
-                Arc::new(SystemClock),
-                Box::new(SplitMix64::new(0)),
-            )
-            .list(provider)
-            .is_ok_and(|keys| !keys.is_empty())
-    };
-    let mut rt = match runtime::resolve_with_pool(
-        &config,
-        &env,
-        run.provider.as_deref(),
-        run.model.as_deref(),
-        &home_text,
-        &pooled,
-    ) {
+    let setup = Setup::load(run.ignore_user_config)?;
+    let Setup { env, home, config } = &setup;
+    let mut rt = match setup.runtime(run.provider.as_deref(), run.model.as_deref()) {
         Ok(rt) => rt,
-        Err(runtime::SetupError::NoProvider { .. }) if local_model_available(&home) => {
+        Err(runtime::SetupError::NoProvider { .. }) if local_model_available(home) => {
             let mut err = std::io::stderr();
             let _ = writeln!(
                 err,
@@ -202,9 +177,9 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         Err(e) => return Err(e.into()),
     };
     let provider: Arc<dyn Provider> = if rt.provider == "local" {
-        local_provider(&mut rt, &home, &config)?
+        local_provider(&mut rt, home, config)?
     } else {
-        let remote = remote_provider(&rt, &home, &config)?;
+        let remote = remote_provider(&rt, home, config, env)?;
         if rt.model.is_none() {
             rt.model = Some(discover_model(&remote, &rt).await?);
         }
@@ -284,14 +259,26 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         },
     };
     let mut agent = Agent::new(provider, tools, options, Some(system_prompt), past);
+    let limits = ContextLengthCache::new(home.context_length_cache());
+    if let Some(tokens) = config
+        .model
+        .context_length
+        .or_else(|| limits.get(&model, &rt.base_url))
+    {
+        agent.set_context_length(tokens);
+    }
+    agent.set_limit_store(Box::new(history::CachedLimits::new(
+        limits,
+        rt.base_url.clone(),
+    )));
     agent.set_retry_policy(RetryPolicy {
         max_retries: config.agent.api_max_retries,
         ..RetryPolicy::default()
     });
-    for fb in runtime::fallbacks(&config, &env)
+    for fb in runtime::fallbacks(config, env)
         .map_err(|e| anyhow::anyhow!("{}: {e}", home.config_file().display()))?
     {
-        let remote = remote_provider(&fb, &home, &config)?;
+        let remote = remote_provider(&fb, home, config, env)?;
         agent.add_fallback(remote, fb.model.unwrap_or_default());
     }
     let db_path = db.map(|db| {
@@ -365,7 +352,12 @@ fn local_provider(
 
 /// The transport for a remote runtime, by its wire protocol; keys come from the
 /// credential pool in `auth.json` when it holds any for this provider.
-fn remote_provider(rt: &Runtime, home: &HermesHome, config: &Config) -> Result<Arc<dyn Provider>> {
+pub(crate) fn remote_provider(
+    rt: &Runtime,
+    home: &HermesHome,
+    config: &Config,
+    env: &Env,
+) -> Result<Arc<dyn Provider>> {
     let auth = home.root().join("auth.json");
     if auth.is_file() {
         let strategy = config
@@ -380,22 +372,25 @@ fn remote_provider(rt: &Runtime, home: &HermesHome, config: &Config) -> Result<A
         .map_err(|e| anyhow::anyhow!("{}: {e}", auth.display()))?;
         if pool.has_credentials() {
             let template = rt.clone();
+            let (config, env) = (config.clone(), env.clone());
             let build: BuildWithKey = Box::new(move |key| {
                 let keyed = Runtime {
                     api_key: Some(key.to_owned()),
                     ..template.clone()
                 };
-                transport(&keyed).map_err(|e| LlmError::Config(e.to_string()))
+                transport(&keyed, &config, &env).map_err(|e| LlmError::Config(e.to_string()))
             });
             if let Some(pooled) = PooledProvider::new(rt.provider.clone(), pool, build)? {
                 return Ok(Arc::new(pooled));
             }
         }
     }
-    transport(rt)
+    transport(rt, config, env)
 }
 
-fn transport(rt: &Runtime) -> Result<Arc<dyn Provider>> {
+/// The provider for `rt`'s wire protocol; `config` and `env` hold what Bedrock
+/// needs besides the runtime (region, AWS credentials).
+fn transport(rt: &Runtime, config: &Config, env: &Env) -> Result<Arc<dyn Provider>> {
     match rt.api_mode {
         ApiMode::ChatCompletions => Ok(Arc::new(ChatCompletionsProvider::new(
             rt.provider.clone(),
@@ -405,23 +400,51 @@ fn transport(rt: &Runtime) -> Result<Arc<dyn Provider>> {
             },
         )?)),
         ApiMode::AnthropicMessages => {
-            let cfg = hermes_llm::AnthropicConfig::new(
-                rt.base_url.clone(),
-                rt.api_key.clone().unwrap_or_default(),
-            );
+            let cfg = hermes_llm::AnthropicConfig {
+                reasoning_effort: reasoning_effort(config),
+                ..hermes_llm::AnthropicConfig::new(
+                    rt.base_url.clone(),
+                    rt.api_key.clone().unwrap_or_default(),
+                )
+            };
             Ok(Arc::new(hermes_llm::AnthropicProvider::new(
                 rt.provider.clone(),
                 cfg,
             )?))
         }
-        other => anyhow::bail!(
-            "provider '{}' at {} uses the {} protocol, which this build does not speak yet. If the endpoint also \
-             offers OpenAI chat completions, set model.api_mode: chat_completions in config.yaml.",
-            rt.provider,
-            rt.base_url,
-            other.as_str()
-        ),
+        ApiMode::CodexResponses => Ok(Arc::new(hermes_llm::ResponsesProvider::new(
+            rt.provider.clone(),
+            hermes_llm::ResponsesConfig {
+                api_key: rt.api_key.clone(),
+                ..hermes_llm::ResponsesConfig::new(rt.base_url.clone())
+            },
+        )?)),
+        ApiMode::BedrockConverse => {
+            let auth = runtime::bedrock_auth(env).ok_or_else(|| {
+                runtime::SetupError::NoAwsCredentials {
+                    home: env.get("HERMES_HOME").unwrap_or("$HERMES_HOME").to_owned(),
+                }
+            })?;
+            // The region in the signature must be the endpoint's; a proxy or
+            // custom endpoint falls back to the configured one.
+            let region = hermes_llm::bedrock::region_from_endpoint(&rt.base_url)
+                .unwrap_or_else(|| runtime::bedrock_region(config, env));
+            let cfg = hermes_llm::BedrockConfig::new(rt.base_url.clone(), region, auth);
+            Ok(Arc::new(hermes_llm::BedrockProvider::new(
+                rt.provider.clone(),
+                cfg,
+            )?))
+        }
     }
+}
+
+/// `agent.reasoning_effort` (`none`, `low` … `xhigh`); empty means the provider's default.
+fn reasoning_effort(config: &Config) -> Option<String> {
+    config
+        .get("agent.reasoning_effort")
+        .and_then(serde_json::Value::as_str)
+        .map(|e| e.trim().to_ascii_lowercase())
+        .filter(|e| !e.is_empty())
 }
 
 async fn discover_model(provider: &Arc<dyn Provider>, rt: &Runtime) -> Result<String> {

@@ -3,8 +3,10 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use hermes_agent::MessageStore;
+use hermes_agent::{LimitStore, MessageStore};
+use hermes_llm::pricing;
 use hermes_protocol::{Message, Usage};
+use hermes_state::context_cache::ContextLengthCache;
 use hermes_state::session_db::{MessageExtra, NewSession, SessionDb, UsageDelta};
 
 /// Seconds since the Unix epoch, as the reference stores timestamps.
@@ -132,20 +134,54 @@ impl MessageStore for DbStore {
     }
 
     fn record_usage(&mut self, usage: &Usage) -> Result<(), String> {
-        let delta = UsageDelta {
-            model: self.model.clone(),
-            billing_provider: self.provider.clone(),
-            billing_base_url: self.base_url.clone(),
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            cache_read_tokens: usage.cache_read_tokens,
-            cache_write_tokens: usage.cache_write_tokens,
-            reasoning_tokens: usage.reasoning_tokens,
-            api_calls: 1,
-            estimated_cost_usd: None,
-        };
+        let delta = usage_delta(&self.model, &self.provider, &self.base_url, usage);
         self.db
             .add_usage(&self.session_id, &delta)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// One API call's usage as the reference records it: canonical buckets (input without
+/// cache reads/writes) priced on the call's billing route.
+pub fn usage_delta(model: &str, provider: &str, base_url: &str, usage: &Usage) -> UsageDelta {
+    let route = pricing::resolve_billing_route(model, provider, base_url);
+    let cost = pricing::estimate_cost(&route, usage);
+    UsageDelta {
+        model: model.to_owned(),
+        billing_provider: provider.to_owned(),
+        billing_base_url: base_url.to_owned(),
+        input_tokens: pricing::canonical_input_tokens(usage),
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
+        api_calls: 1,
+        estimated_cost_usd: cost.amount_usd,
+        cost_status: Some(cost.status.as_str().to_owned()),
+        cost_source: Some(cost.source.to_owned()),
+        pricing_version: cost.pricing_version.map(str::to_owned),
+        billing_mode: (cost.status == pricing::CostStatus::Included)
+            .then(|| "subscription_included".to_owned()),
+    }
+}
+
+/// The agent's [`LimitStore`] over `context_length_cache.yaml`, for one endpoint.
+pub struct CachedLimits {
+    cache: ContextLengthCache,
+    base_url: String,
+}
+
+impl CachedLimits {
+    /// Limits for models served at `base_url`.
+    pub fn new(cache: ContextLengthCache, base_url: String) -> Self {
+        Self { cache, base_url }
+    }
+}
+
+impl LimitStore for CachedLimits {
+    fn save_context_length(&mut self, model: &str, tokens: u64) -> Result<(), String> {
+        self.cache
+            .save(model, &self.base_url, tokens)
+            .map_err(|e| format!("{}: {e}", self.cache.path().display()))
     }
 }

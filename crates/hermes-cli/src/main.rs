@@ -9,6 +9,7 @@ mod render;
 mod runtime;
 mod session_id;
 mod sessions;
+mod setup;
 
 use std::process::ExitCode;
 

@@ -1,20 +1,43 @@
-//! `hermes model pull NAME`: fetch a local model into `$HERMES_HOME/models/`.
+//! `hermes model`: show, list and set the default model, and pull the embedded one.
+//!
+//! The reference's `hermes model` is an interactive picker that needs a terminal; these
+//! subcommands do the same job non-interactively (scripts, CI, ssh without a TTY).
 
+use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use hermes_state::{Env, HermesHome};
+use hermes_llm::providers;
+use hermes_state::HermesHome;
+use hermes_state::config_edit::update_config_file;
+
+use crate::args::RunArgs;
+use crate::runtime::{Runtime, SetupError};
+use crate::setup::Setup;
 
 /// `hermes model` arguments.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     #[command(subcommand)]
-    action: ModelAction,
+    action: Option<ModelAction>,
 }
 
 #[derive(Debug, Subcommand)]
 enum ModelAction {
+    /// Show the provider, model and endpoint in use (the default).
+    Show,
+    /// List the providers, and the models the selected provider offers.
+    List,
+    /// Set the default model in config.yaml: `MODEL`, or `PROVIDER:MODEL`
+    /// (with --provider to name the provider separately).
+    Set {
+        /// The model id, optionally prefixed with `provider:`.
+        model: String,
+        /// The endpoint to use with it (custom servers).
+        #[arg(long = "base-url", value_name = "URL")]
+        base_url: Option<String>,
+    },
     /// Download a local model (default: smollm2, SmolLM2-135M-Instruct, ~98 MB).
     Pull {
         /// Which model; `smollm2` is the one built in.
@@ -23,21 +46,225 @@ enum ModelAction {
     },
 }
 
-/// Runs a `hermes model` action.
-pub fn run(args: ModelArgs) -> Result<ExitCode> {
-    let env = Env::from_pairs(std::env::vars());
-    let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
-        .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
-    match args.action {
-        ModelAction::Pull { name } => {
-            pull(&home, &name, env.get("HERMES_PYTHON").unwrap_or("python3"))
+/// Runs a `hermes model` action; `flags` carries the global `--provider` / `-m`.
+pub async fn run(args: ModelArgs, flags: &RunArgs) -> Result<ExitCode> {
+    let setup = Setup::load(flags.ignore_user_config)?;
+    match args.action.unwrap_or(ModelAction::Show) {
+        ModelAction::Show => show(&setup, flags),
+        ModelAction::List => list(&setup, flags).await,
+        ModelAction::Set { model, base_url } => set(
+            &setup,
+            &model,
+            flags.provider.as_deref(),
+            base_url.as_deref(),
+        ),
+        ModelAction::Pull { name } => pull(
+            &setup.home,
+            &name,
+            setup.env.get("HERMES_PYTHON").unwrap_or("python3"),
+        ),
+    }
+}
+
+/// The runtime in use, or the offline fallback when nothing is configured.
+fn current(setup: &Setup, flags: &RunArgs) -> Result<(Runtime, bool)> {
+    match setup.runtime(flags.provider.as_deref(), flags.model.as_deref()) {
+        Ok(rt) => Ok((rt, false)),
+        Err(SetupError::NoProvider { .. }) => Ok((
+            Runtime {
+                provider: "local".into(),
+                base_url: String::new(),
+                api_key: None,
+                model: None,
+                api_mode: hermes_llm::api_mode::ApiMode::ChatCompletions,
+            },
+            true,
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn show(setup: &Setup, flags: &RunArgs) -> Result<ExitCode> {
+    let (rt, fallback) = current(setup, flags)?;
+    let mut out = std::io::stdout().lock();
+    let provider = if fallback {
+        "local (no provider configured: the embedded model answers offline)".to_owned()
+    } else {
+        rt.provider.clone()
+    };
+    writeln!(out, "provider: {provider}")?;
+    let model = match (&rt.model, rt.provider.as_str()) {
+        (Some(m), _) => m.clone(),
+        (None, "local") => "SmolLM2-135M-Instruct (embedded default)".to_owned(),
+        (None, _) => "(asked from the server at start-up)".to_owned(),
+    };
+    writeln!(out, "model:    {model}")?;
+    if !rt.base_url.is_empty() {
+        writeln!(out, "endpoint: {}", rt.base_url)?;
+        writeln!(out, "api_mode: {}", rt.api_mode.as_str())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn list(setup: &Setup, flags: &RunArgs) -> Result<ExitCode> {
+    let (rt, _) = current(setup, flags)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Providers (* = selected):")?;
+    let mut names: Vec<String> = providers::PROVIDERS
+        .iter()
+        .map(|p| p.id.to_owned())
+        .collect();
+    if let Some(user) = setup.config.get("providers").and_then(|v| v.as_object()) {
+        names.extend(user.keys().cloned());
+    }
+    names.push("local".into());
+    for name in &names {
+        let mark = if *name == rt.provider { '*' } else { ' ' };
+        let key = match providers::find(name) {
+            Some(spec) if spec.key_optional => "no key needed",
+            Some(spec) => {
+                let set = spec.key_env.iter().any(|v| setup.env.get(v).is_some())
+                    || setup.has_pooled_keys(spec.id);
+                if set { "key set" } else { "no key" }
+            }
+            None if name == "local" => "offline",
+            None => "from config.yaml",
+        };
+        writeln!(out, "{mark} {name:<16} {key}")?;
+    }
+    writeln!(out)?;
+    if rt.provider == "local" {
+        writeln!(
+            out,
+            "Local models in {}:",
+            setup.home.models_dir().display()
+        )?;
+        let mut found = false;
+        if let Ok(entries) = std::fs::read_dir(setup.home.models_dir()) {
+            for e in entries.flatten() {
+                let path = e.path();
+                if path
+                    .extension()
+                    .is_some_and(|x| x.eq_ignore_ascii_case("gguf"))
+                {
+                    writeln!(out, "  {}", path.display())?;
+                    found = true;
+                }
+            }
+        }
+        if !found {
+            writeln!(out, "  (none: run `hermes model pull smollm2`)")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let provider = crate::chat::remote_provider(&rt, &setup.home, &setup.config, &setup.env)?;
+    let listed = tokio::time::timeout(std::time::Duration::from_secs(20), provider.list_models())
+        .await
+        .map_err(|_| anyhow::anyhow!("the server did not answer within 20 s"))
+        .and_then(|r| r.map_err(anyhow::Error::from));
+    match listed {
+        Ok(models) if !models.is_empty() => {
+            writeln!(out, "Models offered by {} ({}):", rt.provider, rt.base_url)?;
+            for m in models {
+                let mark = if rt.model.as_deref() == Some(m.as_str()) {
+                    '*'
+                } else {
+                    ' '
+                };
+                writeln!(out, "{mark} {m}")?;
+            }
+        }
+        Ok(_) => writeln!(
+            out,
+            "{} does not list its models here; set one with `hermes model set {}:MODEL`.",
+            rt.provider, rt.provider
+        )?,
+        Err(e) => {
+            let mut err = std::io::stderr();
+            writeln!(
+                err,
+                "could not list the models of {} ({}): {e:#}",
+                rt.provider, rt.base_url
+            )?;
+            return Ok(ExitCode::FAILURE);
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `name` is a provider this configuration knows.
+fn known_provider(setup: &Setup, name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    providers::find(&lower).is_some()
+        || matches!(lower.as_str(), "local" | "auto")
+        || setup
+            .config
+            .get("providers")
+            .and_then(|p| p.get(name))
+            .is_some()
+}
+
+fn set(
+    setup: &Setup,
+    spec: &str,
+    provider: Option<&str>,
+    base_url: Option<&str>,
+) -> Result<ExitCode> {
+    let spec = spec.trim();
+    // `provider:model`, unless the prefix is no provider (`qwen3:8b` is one model id).
+    let (provider, model) = match (provider, spec.split_once(':')) {
+        (None, Some((p, m))) if known_provider(setup, p) && !m.is_empty() => (Some(p), m),
+        (p, _) => (p, spec),
+    };
+    if model.is_empty() {
+        bail!("give a model id, e.g. `hermes model set openrouter:anthropic/claude-sonnet-4.5`");
+    }
+    if let Some(p) = provider
+        && !known_provider(setup, p)
+    {
+        bail!(
+            "unknown provider '{p}'. Known providers: {}, local, or a name under providers: in config.yaml",
+            providers::known_names().join(", ")
+        );
+    }
+    let provider = provider.map(str::to_ascii_lowercase);
+    let current = setup
+        .config
+        .model
+        .provider
+        .as_deref()
+        .map(str::to_ascii_lowercase);
+    // A new provider makes an old endpoint and wire-format override meaningless.
+    let switching = provider.is_some() && provider != current;
+    let mut updates: Vec<(&str, Option<&str>)> = vec![("default", Some(model))];
+    if let Some(p) = &provider {
+        updates.push(("provider", Some(p)));
+    }
+    match base_url {
+        Some(url) => updates.push(("base_url", Some(url))),
+        None if switching => {
+            updates.push(("base_url", None));
+            updates.push(("api_mode", None));
+        }
+        None => {}
+    }
+    let path = setup.home.config_file();
+    update_config_file(&path, "model", &updates)?;
+    let mut out = std::io::stdout().lock();
+    match &provider {
+        Some(p) => writeln!(
+            out,
+            "Default model set to {model} (provider {p}) in {}",
+            path.display()
+        )?,
+        None => writeln!(out, "Default model set to {model} in {}", path.display())?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(feature = "local")]
 fn pull(home: &HermesHome, name: &str, python: &str) -> Result<ExitCode> {
-    use std::io::{IsTerminal, Write};
+    use std::io::IsTerminal;
 
     use hermes_local::models::{self, PullProgress};
     if !models::DEFAULT_ALIASES.contains(&name.to_ascii_lowercase().as_str()) {

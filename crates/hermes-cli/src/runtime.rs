@@ -1,6 +1,8 @@
 //! Choosing the provider, endpoint, key and model from flags, config and environment.
 
+use hermes_llm::BedrockAuth;
 use hermes_llm::api_mode::{self, ApiMode};
+use hermes_llm::bedrock;
 use hermes_llm::providers::{self, ProviderSpec};
 use hermes_state::{Config, Env};
 
@@ -73,6 +75,35 @@ pub enum SetupError {
         /// HERMES_HOME, for the message.
         home: String,
     },
+    /// Bedrock without AWS credentials in the environment.
+    #[error(
+        "No AWS credentials found for Bedrock. Put one of these in {home}/.env or the environment:\n  \
+         • AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary credentials)\n  \
+         • AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)\n\
+         Profiles, SSO and instance roles are not read by this build: for a profile, run\n  \
+         aws configure export-credentials --format env\n\
+         and put its output in {home}/.env. Set the region with AWS_REGION or bedrock.region in config.yaml."
+    )]
+    NoAwsCredentials {
+        /// HERMES_HOME, for the message.
+        home: String,
+    },
+}
+
+/// The Bedrock credentials in `env` (see [`BedrockAuth::from_vars`]).
+pub fn bedrock_auth(env: &Env) -> Option<BedrockAuth> {
+    BedrockAuth::from_vars(|k| env.get(k).map(str::to_owned))
+}
+
+/// The Bedrock region: `bedrock.region` in config.yaml, then `AWS_REGION`,
+/// `AWS_DEFAULT_REGION`, then `us-east-1`.
+pub fn bedrock_region(cfg: &Config, env: &Env) -> String {
+    let configured = cfg
+        .get("bedrock.region")
+        .and_then(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    bedrock::resolve_region(configured, |k| env.get(k).map(str::to_owned))
 }
 
 /// Resolves the runtime. `home` only appears in messages.
@@ -148,8 +179,12 @@ pub fn resolve_with_pool(
         .map(str::trim)
         .filter(|s| !s.is_empty());
     let env_base = spec.base_url_env.and_then(|v| env.get(v));
+    // Bedrock's endpoint follows the region.
+    let region_endpoint =
+        (spec.id == "bedrock").then(|| bedrock::endpoint_for_region(&bedrock_region(cfg, env)));
     let base_url = env_base
         .or(cfg_base)
+        .or(region_endpoint.as_deref())
         .or(spec.base_url)
         .map(|u| u.trim().trim_end_matches('/').to_owned())
         .ok_or_else(|| SetupError::MissingBaseUrl {
@@ -165,6 +200,11 @@ pub fn resolve_with_pool(
     let api_key = cfg_key
         .or_else(|| spec.key_env.iter().find_map(|v| env.get(v)))
         .map(str::to_owned);
+    if spec.id == "bedrock" && bedrock_auth(env).is_none() {
+        return Err(SetupError::NoAwsCredentials {
+            home: home.to_owned(),
+        });
+    }
     if api_key.is_none() && !spec.key_optional && !pooled(spec.id) {
         return Err(SetupError::MissingKey {
             provider: spec.id.to_owned(),
@@ -184,11 +224,20 @@ pub fn resolve_with_pool(
         .filter(|m| !m.is_empty())
         .or(spec.default_model)
         .map(str::to_owned);
-    let api_mode = api_mode::resolve(
-        cfg.model.api_mode.as_deref().filter(|_| cfg_applies),
-        spec.api_mode,
-        &base_url,
-    );
+    // Like the reference, a plain custom endpoint ignores a (possibly stale)
+    // `api_mode: codex_responses` unless its URL is OpenAI's or xAI's; a named
+    // provider under `providers:` opts in with `transport: codex_responses`.
+    let explicit = cfg
+        .model
+        .api_mode
+        .as_deref()
+        .filter(|_| cfg_applies)
+        .filter(|m| {
+            spec.id != "custom"
+                || ApiMode::parse(m) != Some(ApiMode::CodexResponses)
+                || api_mode::mode_for_url(&base_url) == Some(ApiMode::CodexResponses)
+        });
+    let api_mode = api_mode::resolve(explicit, spec.api_mode, &base_url);
     Ok(Runtime {
         provider: spec.id.to_owned(),
         base_url,

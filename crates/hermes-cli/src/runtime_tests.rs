@@ -201,6 +201,23 @@ fn user_defined_providers_and_api_modes() {
     );
     let rt = resolve(&explicit, &Env::default(), None, Some("m"), "/h").unwrap();
     assert_eq!(rt.api_mode, ApiMode::AnthropicMessages);
+    let stale = cfg(
+        "model:\n  provider: custom\n  base_url: http://localhost:4000/v1\n  api_mode: codex_responses\n",
+    );
+    let rt = resolve(&stale, &Env::default(), None, Some("m"), "/h").unwrap();
+    assert_eq!(
+        rt.api_mode,
+        ApiMode::ChatCompletions,
+        "a plain custom relay is not forced onto the Responses API"
+    );
+    let named = cfg(
+        "model:\n  provider: relay\n  api_mode: codex_responses\nproviders:\n  relay:\n    base_url: http://localhost:4000/v1\n",
+    );
+    let rt = resolve(&named, &Env::default(), None, Some("m"), "/h").unwrap();
+    assert_eq!(rt.api_mode, ApiMode::CodexResponses);
+    let env = Env::from_pairs([("OPENAI_API_KEY", "sk")]);
+    let rt = resolve(&Config::default(), &env, Some("openai"), None, "/h").unwrap();
+    assert_eq!(rt.api_mode, ApiMode::CodexResponses);
     let rt = resolve(
         &Config::default(),
         &Env::from_pairs([("GROQ_API_KEY", "g")]),
@@ -213,4 +230,55 @@ fn user_defined_providers_and_api_modes() {
         (rt.base_url.as_str(), rt.api_mode),
         ("https://api.groq.com/openai/v1", ApiMode::ChatCompletions)
     );
+}
+
+#[test]
+fn bedrock_endpoint_follows_the_region_and_needs_aws_credentials() {
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", "AKID"),
+        ("AWS_SECRET_ACCESS_KEY", "secret"),
+    ];
+    let env = Env::from_pairs(keys.into_iter().chain([("AWS_REGION", "eu-west-3")]));
+    let rt = resolve(&Config::default(), &env, Some("aws-bedrock"), None, "/h").unwrap();
+    assert_eq!(
+        (rt.provider.as_str(), rt.base_url.as_str(), rt.api_mode),
+        (
+            "bedrock",
+            "https://bedrock-runtime.eu-west-3.amazonaws.com",
+            ApiMode::BedrockConverse
+        )
+    );
+    assert!(rt.model.is_some());
+    // config.yaml's bedrock.region wins over the environment.
+    let rt = resolve(
+        &cfg("bedrock:\n  region: ap-south-1\n"),
+        &env,
+        Some("bedrock"),
+        None,
+        "/h",
+    )
+    .unwrap();
+    assert_eq!(
+        rt.base_url,
+        "https://bedrock-runtime.ap-south-1.amazonaws.com"
+    );
+    let bare = Env::from_pairs(keys);
+    let rt = resolve(&Config::default(), &bare, Some("bedrock"), None, "/h").unwrap();
+    assert_eq!(
+        rt.base_url,
+        "https://bedrock-runtime.us-east-1.amazonaws.com"
+    );
+    let token = Env::from_pairs([("AWS_BEARER_TOKEN_BEDROCK", "tok")]);
+    assert!(resolve(&Config::default(), &token, Some("bedrock"), None, "/h").is_ok());
+
+    let err = resolve(
+        &Config::default(),
+        &Env::default(),
+        Some("bedrock"),
+        None,
+        "/h",
+    )
+    .unwrap_err();
+    assert_eq!(err, SetupError::NoAwsCredentials { home: "/h".into() });
+    assert!(err.to_string().contains("/h/.env"), "{err}");
 }

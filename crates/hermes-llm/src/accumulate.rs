@@ -35,6 +35,7 @@ pub struct StreamAccumulator {
     text: String,
     reasoning: String,
     signature: Option<String>,
+    reasoning_items: Vec<serde_json::Value>,
     calls: BTreeMap<usize, PartialCall>,
     usage: Option<Usage>,
     finish_reason: Option<FinishReason>,
@@ -62,6 +63,7 @@ impl StreamAccumulator {
             StreamDelta::Text(t) => self.text.push_str(t),
             StreamDelta::Reasoning(r) => self.reasoning.push_str(r),
             StreamDelta::ReasoningSignature(s) => self.signature = Some(s.clone()),
+            StreamDelta::ReasoningItem(item) => self.reasoning_items.push(item.clone()),
             StreamDelta::ToolCall {
                 index,
                 id,
@@ -116,6 +118,7 @@ impl StreamAccumulator {
                     .signature
                     .filter(|s| !s.is_empty() && !self.reasoning.is_empty()),
                 reasoning: non_empty(self.reasoning),
+                codex_reasoning_items: self.reasoning_items,
             },
             usage: self.usage,
             finish_reason: self.finish_reason,

@@ -131,3 +131,17 @@ fn reasoning_signature_is_kept_only_with_reasoning() {
     acc.push(&StreamDelta::Text("hi".into()));
     assert_eq!(acc.finish().message.reasoning_signature, None);
 }
+
+#[test]
+fn reasoning_items_are_kept_in_order() {
+    let mut acc = StreamAccumulator::new();
+    let first = serde_json::json!({"type": "reasoning", "encrypted_content": "a"});
+    let second = serde_json::json!({"type": "reasoning", "encrypted_content": "b"});
+    acc.push(&StreamDelta::ReasoningItem(first.clone()));
+    acc.push(&StreamDelta::Text("hi".into()));
+    acc.push(&StreamDelta::ReasoningItem(second.clone()));
+    assert_eq!(
+        acc.finish().message.codex_reasoning_items,
+        vec![first, second]
+    );
+}

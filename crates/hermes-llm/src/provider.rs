@@ -50,6 +50,9 @@ pub enum StreamDelta {
     /// The provider's signature over the reasoning so far (Anthropic
     /// `signature_delta`); the last one received wins.
     ReasoningSignature(String),
+    /// A finished opaque reasoning item (OpenAI Responses `reasoning` output
+    /// item with `encrypted_content`), to be replayed on the next request.
+    ReasoningItem(serde_json::Value),
     /// A fragment of a tool call; fragments with the same `index` belong together.
     ToolCall {
         /// Position of the call in the assistant message.

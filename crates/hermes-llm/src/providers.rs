@@ -49,11 +49,10 @@ pub const PROVIDERS: &[ProviderSpec] = &[
             "OPENROUTER_BASE_URL",
         )
     },
-    // Direct OpenAI. The reference sends this host to the Responses API; until that
-    // transport lands here, chat completions (which every OpenAI model accepts) is used.
+    // Direct OpenAI speaks the Responses API, as in the reference.
     ProviderSpec {
         default_model: Some("gpt-4.1-mini"),
-        api_mode: Some(ApiMode::ChatCompletions),
+        api_mode: Some(ApiMode::CodexResponses),
         ..api(
             "openai",
             "https://api.openai.com/v1",
@@ -91,7 +90,7 @@ pub const PROVIDERS: &[ProviderSpec] = &[
         )
     },
     ProviderSpec {
-        api_mode: Some(ApiMode::ChatCompletions),
+        api_mode: Some(ApiMode::CodexResponses),
         ..api(
             "xai",
             "https://api.x.ai/v1",
@@ -174,6 +173,17 @@ pub const PROVIDERS: &[ProviderSpec] = &[
             "LM_BASE_URL",
         )
     },
+    // AWS Bedrock: SigV4 credentials (or a Bedrock API key) come from the AWS_*
+    // variables, not from a key variable; the endpoint follows the region.
+    ProviderSpec {
+        id: "bedrock",
+        base_url: Some("https://bedrock-runtime.us-east-1.amazonaws.com"),
+        key_env: &[],
+        base_url_env: None,
+        default_model: Some("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        api_mode: Some(ApiMode::BedrockConverse),
+        key_optional: true,
+    },
     ProviderSpec {
         id: "custom",
         base_url: None,
@@ -207,6 +217,10 @@ const ALIASES: &[(&str, &str)] = &[
     ("lm-studio", "lmstudio"),
     ("hf", "huggingface"),
     ("dashscope", "alibaba"),
+    ("aws", "bedrock"),
+    ("aws-bedrock", "bedrock"),
+    ("amazon-bedrock", "bedrock"),
+    ("amazon", "bedrock"),
 ];
 
 /// Looks a provider up by id or alias (case-insensitive).
@@ -242,6 +256,7 @@ mod tests {
         assert!(known_names().contains(&"vllm"));
         assert_eq!(find("claude").map(|p| p.id), Some("anthropic"));
         assert_eq!(find("LM-Studio").map(|p| p.id), Some("lmstudio"));
+        assert_eq!(find("aws-bedrock").map(|p| p.id), Some("bedrock"));
         for id in [
             "openrouter",
             "openai",

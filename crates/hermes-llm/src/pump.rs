@@ -1,6 +1,7 @@
-//! Turning an SSE response body into a stream of deltas, shared by every
+//! Turning a streamed response body into a stream of deltas, shared by every
 //! streaming transport: queueing, idle timeout, cancellation, and ending with
-//! the error after the deltas that arrived before it.
+//! the error after the deltas that arrived before it. The body is split into
+//! frames by a [`Framing`] (SSE by default, AWS event-stream for Bedrock).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -14,12 +15,36 @@ use crate::error::describe;
 use crate::sse::{SseDecoder, SseEvent};
 use crate::{DeltaStream, LlmError, StreamDelta};
 
-/// What one wire format does with its SSE events.
-pub(crate) trait WireEvents: Send + 'static {
+/// Splits a response body into frames.
+pub(crate) trait Framing: Send + 'static {
+    /// One decoded unit (an SSE event, an event-stream message).
+    type Frame;
+    /// Feeds bytes, appending the frames they complete; an error ends the
+    /// stream after the frames appended before it.
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Self::Frame>) -> Result<(), LlmError>;
+    /// The body ended: a last pending frame, or an error for a cut frame.
+    fn finish(&mut self) -> Result<Option<Self::Frame>, LlmError>;
+}
+
+impl Framing for SseDecoder {
+    type Frame = SseEvent;
+
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), LlmError> {
+        out.extend(SseDecoder::push(self, bytes));
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<Option<SseEvent>, LlmError> {
+        Ok(SseDecoder::finish(self))
+    }
+}
+
+/// What one wire format does with its frames (SSE events unless stated).
+pub(crate) trait WireEvents<F = SseEvent>: Send + 'static {
     /// Handles one event, pushing deltas; `Ok(true)` when the response is complete.
     fn on_event(
         &mut self,
-        event: &SseEvent,
+        event: &F,
         request_id: Option<&str>,
         out: &mut Vec<StreamDelta>,
     ) -> Result<bool, LlmError>;
@@ -27,10 +52,10 @@ pub(crate) trait WireEvents: Send + 'static {
     fn on_eof(&self) -> Result<(), LlmError>;
 }
 
-/// One SSE response being turned into deltas.
-pub(crate) struct Pump<W> {
+/// One streamed response being turned into deltas.
+pub(crate) struct Pump<W, D = SseDecoder> {
     body: BoxStream<'static, reqwest::Result<Bytes>>,
-    sse: SseDecoder,
+    framing: D,
     wire: W,
     /// Decoded items not yet handed out; an error is always the last.
     queue: VecDeque<Result<StreamDelta, LlmError>>,
@@ -42,7 +67,7 @@ pub(crate) struct Pump<W> {
 }
 
 impl<W: WireEvents> Pump<W> {
-    /// A pump over `body`, stopping when `cancel` fires or no bytes arrive for `idle`.
+    /// A pump over the SSE `body`, stopping when `cancel` fires or no bytes arrive for `idle`.
     pub(crate) fn stream(
         body: BoxStream<'static, reqwest::Result<Bytes>>,
         wire: W,
@@ -50,9 +75,23 @@ impl<W: WireEvents> Pump<W> {
         cancel: CancellationToken,
         idle: Duration,
     ) -> DeltaStream {
+        Pump::framed(body, SseDecoder::new(), wire, request_id, cancel, idle)
+    }
+}
+
+impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
+    /// A pump over `body` split by `framing`, with the same stopping rules as [`Pump::stream`].
+    pub(crate) fn framed(
+        body: BoxStream<'static, reqwest::Result<Bytes>>,
+        framing: D,
+        wire: W,
+        request_id: Option<String>,
+        cancel: CancellationToken,
+        idle: Duration,
+    ) -> DeltaStream {
         let pump = Self {
             body,
-            sse: SseDecoder::new(),
+            framing,
             wire,
             queue: VecDeque::new(),
             done: false,
@@ -93,11 +132,16 @@ impl<W: WireEvents> Pump<W> {
         };
         match next {
             Some(Ok(bytes)) => {
-                for event in self.sse.push(&bytes) {
-                    self.event(&event);
+                let mut frames = Vec::new();
+                let pushed = self.framing.push(&bytes, &mut frames);
+                for frame in &frames {
+                    self.event(frame);
                     if self.done {
                         return;
                     }
+                }
+                if let Err(e) = pushed {
+                    self.fail(e);
                 }
             }
             Some(Err(e)) => {
@@ -107,8 +151,10 @@ impl<W: WireEvents> Pump<W> {
                 )));
             }
             None => {
-                if let Some(event) = self.sse.finish() {
-                    self.event(&event);
+                match self.framing.finish() {
+                    Ok(Some(frame)) => self.event(&frame),
+                    Ok(None) => {}
+                    Err(e) => return self.fail(e),
                 }
                 if !self.done {
                     match self.wire.on_eof() {
@@ -120,7 +166,7 @@ impl<W: WireEvents> Pump<W> {
         }
     }
 
-    fn event(&mut self, event: &SseEvent) {
+    fn event(&mut self, event: &D::Frame) {
         let mut deltas = Vec::new();
         let result = self
             .wire

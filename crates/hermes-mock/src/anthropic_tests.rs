@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use super::{error_body, mock_signature, render};
-use crate::reply::{Rendered, Reply, RequestInfo};
+use crate::reply::{Rendered, Reply, RequestInfo, Wire};
 
 fn info() -> RequestInfo {
     RequestInfo {
@@ -9,7 +9,7 @@ fn info() -> RequestInfo {
         include_usage: false,
         model: Some("claude-test".into()),
         body_len: 400,
-        anthropic: true,
+        wire: Wire::Anthropic,
     }
 }
 

@@ -5,16 +5,21 @@
 //! `hermes` binary as a subprocess. Each `POST …/chat/completions` consumes
 //! the next queued [`Reply`]; every request is recorded for later inspection.
 //! A `POST …/messages` consumes replies the same way but is answered in the
-//! Anthropic Messages format (named SSE events, Anthropic error bodies).
+//! Anthropic Messages format (named SSE events, Anthropic error bodies), and a
+//! `POST …/responses` in the OpenAI Responses format. A Bedrock
+//! `POST …/model/{id}/converse-stream` is answered in the binary AWS
+//! event-stream framing (`…/converse` with one JSON document).
 //!
 //! The HTTP/1.1 server is hand-rolled so tests control the bytes: delays
 //! between SSE chunks, streams cut mid-way. Every response carries
 //! `Connection: close`.
 
 mod anthropic;
+mod bedrock;
 mod conversation;
 mod http;
 mod reply;
+mod responses;
 mod server;
 
 use std::collections::VecDeque;
@@ -27,6 +32,7 @@ use tokio::sync::oneshot;
 
 pub use conversation::check_conversation;
 pub use reply::Reply;
+use reply::Wire;
 
 /// One request as the mock received it.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,11 +58,52 @@ impl RecordedRequest {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Whether this is a model call: a chat-completions or an Anthropic
-    /// Messages request.
+    /// Whether this is a model call: a chat-completions, an Anthropic
+    /// Messages or an OpenAI Responses request.
     pub fn is_chat(&self) -> bool {
         self.method == "POST"
-            && (path_only(&self.path).ends_with("/chat/completions") || self.is_messages())
+            && (path_only(&self.path).ends_with("/chat/completions")
+                || self.is_messages()
+                || self.is_responses()
+                || self.is_bedrock())
+    }
+
+    /// Whether this is a Bedrock Converse call (`POST …/model/{id}/converse`
+    /// or `…/converse-stream`).
+    pub fn is_bedrock(&self) -> bool {
+        let path = path_only(&self.path).trim_end_matches('/');
+        self.method == "POST"
+            && path.contains("/model/")
+            && (path.ends_with("/converse-stream") || path.ends_with("/converse"))
+    }
+
+    /// The model id of a Bedrock call, percent-decoded from its path.
+    pub fn bedrock_model(&self) -> Option<String> {
+        let path = path_only(&self.path).trim_end_matches('/');
+        let (_, rest) = path.split_once("/model/")?;
+        let (id, _) = rest.rsplit_once('/')?;
+        Some(percent_decode(id))
+    }
+
+    /// Whether this is an OpenAI Responses call (`POST …/responses`).
+    pub fn is_responses(&self) -> bool {
+        self.method == "POST"
+            && path_only(&self.path)
+                .trim_end_matches('/')
+                .ends_with("/responses")
+    }
+
+    /// The wire format this request is answered in, by its route.
+    pub(crate) fn wire(&self) -> Wire {
+        if self.is_messages() {
+            Wire::Anthropic
+        } else if self.is_responses() {
+            Wire::Responses
+        } else if self.is_bedrock() {
+            Wire::Bedrock
+        } else {
+            Wire::Chat
+        }
     }
 
     /// Whether this is an Anthropic Messages call (`POST …/messages`).
@@ -70,6 +117,30 @@ impl RecordedRequest {
 
 pub(crate) fn path_only(target: &str) -> &str {
     target.split('?').next().unwrap_or(target)
+}
+
+/// `%XX` escapes decoded (invalid ones kept as they are).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[derive(Debug, Default)]
@@ -157,8 +228,8 @@ impl MockServer {
         lock(&self.state).requests.clone()
     }
 
-    /// The JSON bodies of the model calls (chat-completions and Anthropic
-    /// Messages requests), in arrival order.
+    /// The JSON bodies of the model calls (chat-completions, Anthropic
+    /// Messages and Responses requests), in arrival order.
     pub fn chat_requests(&self) -> Vec<serde_json::Value> {
         lock(&self.state)
             .requests
@@ -174,6 +245,16 @@ impl MockServer {
             .requests
             .iter()
             .filter(|r| r.is_messages())
+            .map(|r| r.body.clone())
+            .collect()
+    }
+
+    /// The JSON bodies of the OpenAI Responses requests only, in arrival order.
+    pub fn responses_requests(&self) -> Vec<serde_json::Value> {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter(|r| r.is_responses())
             .map(|r| r.body.clone())
             .collect()
     }

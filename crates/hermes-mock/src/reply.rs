@@ -39,7 +39,11 @@ pub(crate) struct Answer {
     pub(crate) reasoning: Option<String>,
     pub(crate) calls: Vec<(String, String, String)>,
     pub(crate) usage: Option<(u64, u64)>,
+    /// `(cached prompt tokens, reasoning tokens)` to report in the usage details.
+    pub(crate) usage_details: Option<(u64, u64)>,
     pub(crate) finish: Option<String>,
+    /// `(exception type, message)` that ends a Bedrock stream instead of `messageStop`.
+    pub(crate) stream_exception: Option<(String, String)>,
 }
 
 /// What the server should write back for one request.
@@ -56,6 +60,8 @@ pub(crate) enum Rendered {
     /// Named SSE events `(event, data)`, written one HTTP chunk each
     /// (the Anthropic Messages stream).
     NamedSse { events: Vec<(String, String)> },
+    /// AWS event-stream messages, written one HTTP chunk each (Bedrock ConverseStream).
+    EventStream { frames: Vec<Vec<u8>> },
 }
 
 /// Facts about the request that shape the reply.
@@ -65,8 +71,22 @@ pub(crate) struct RequestInfo {
     pub include_usage: bool,
     pub model: Option<String>,
     pub body_len: usize,
-    /// The request went to an Anthropic Messages route (`…/messages`).
-    pub anthropic: bool,
+    /// Which wire format the request's route speaks.
+    pub wire: Wire,
+}
+
+/// The wire format a model call is answered in, chosen by its route.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// OpenAI chat completions (`…/chat/completions`).
+    #[default]
+    Chat,
+    /// Anthropic Messages (`…/messages`).
+    Anthropic,
+    /// OpenAI Responses (`…/responses`).
+    Responses,
+    /// AWS Bedrock Converse (`…/model/{id}/converse-stream`, `…/converse`).
+    Bedrock,
 }
 
 impl RequestInfo {
@@ -79,7 +99,7 @@ impl RequestInfo {
                 .unwrap_or(false),
             model: body.get("model").and_then(Value::as_str).map(str::to_owned),
             body_len,
-            anthropic: false,
+            wire: Wire::Chat,
         }
     }
 }
@@ -164,6 +184,23 @@ impl Reply {
         self.map_answer(|a| a.usage = Some((prompt, completion)))
     }
 
+    /// Cached prompt tokens and reasoning tokens to report in the usage
+    /// details (`prompt_tokens_details` / `input_tokens_details` …).
+    pub fn with_usage_details(self, cached: u64, reasoning: u64) -> Reply {
+        self.map_answer(|a| a.usage_details = Some((cached, reasoning)))
+    }
+
+    /// Bedrock only: ends the stream with an event-stream exception message
+    /// (e.g. `throttlingException`) after the content, instead of `messageStop`.
+    pub fn with_stream_exception(
+        self,
+        kind: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Reply {
+        let exception = (kind.into(), message.into());
+        self.map_answer(|a| a.stream_exception = Some(exception))
+    }
+
     /// Overrides the `finish_reason` (default: `tool_calls` when the reply
     /// calls tools, else `stop`), e.g. `"length"`.
     pub fn with_finish_reason(self, reason: impl Into<String>) -> Reply {
@@ -204,8 +241,11 @@ impl Reply {
     }
 
     pub(crate) fn render(&self, info: &RequestInfo) -> Rendered {
-        if info.anthropic {
-            return crate::anthropic::render(self, info);
+        match info.wire {
+            Wire::Chat => {}
+            Wire::Anthropic => return crate::anthropic::render(self, info),
+            Wire::Responses => return crate::responses::render(self, info),
+            Wire::Bedrock => return crate::bedrock::render(self, info),
         }
         match &self.kind {
             Kind::Error { status, body } => Rendered::Full {
@@ -282,11 +322,16 @@ impl Answer {
 
     fn usage_json(&self, info: &RequestInfo) -> Value {
         let (prompt, completion) = self.token_counts(info);
-        json!({
+        let mut usage = json!({
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
-        })
+        });
+        if let Some((cached, reasoning)) = self.usage_details {
+            usage["prompt_tokens_details"] = json!({"cached_tokens": cached});
+            usage["completion_tokens_details"] = json!({"reasoning_tokens": reasoning});
+        }
+        usage
     }
 
     pub(crate) fn model(info: &RequestInfo) -> String {

@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use super::{Rendered, Reply, RequestInfo, pieces};
+use super::{Rendered, Reply, RequestInfo, Wire, pieces};
 
 fn streaming(include_usage: bool) -> RequestInfo {
     RequestInfo {
@@ -8,14 +8,16 @@ fn streaming(include_usage: bool) -> RequestInfo {
         include_usage,
         model: Some("m1".into()),
         body_len: 400,
-        anthropic: false,
+        wire: Wire::Chat,
     }
 }
 
 fn payloads(reply: &Reply, info: &RequestInfo) -> Vec<String> {
     match reply.render(info) {
         Rendered::Sse { payloads } => payloads,
-        Rendered::Full { .. } | Rendered::NamedSse { .. } => Vec::new(),
+        Rendered::Full { .. } | Rendered::NamedSse { .. } | Rendered::EventStream { .. } => {
+            Vec::new()
+        }
     }
 }
 

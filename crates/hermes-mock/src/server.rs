@@ -9,7 +9,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 use crate::http::{self, Head};
-use crate::reply::{Rendered, Reply, RequestInfo};
+use crate::reply::{Rendered, Reply, RequestInfo, Wire};
 use crate::{RecordedRequest, Shared, lock, path_only};
 
 /// Accepts connections until `shutdown` fires (or its sender is dropped).
@@ -81,21 +81,28 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
     };
     let path = path_only(&recorded.path).trim_end_matches('/').to_owned();
     let is_chat = recorded.is_chat();
-    let anthropic = recorded.is_messages();
     let mut info = RequestInfo::from_body(&recorded.body, body.len());
-    info.anthropic = anthropic;
+    info.wire = recorded.wire();
+    if info.wire == Wire::Bedrock {
+        // Bedrock says "stream" and names the model in the route, not the body.
+        info.stream = path.ends_with("/converse-stream");
+        info.model = recorded.bedrock_model();
+    }
     let mut guard = lock(state);
     guard.requests.push(recorded);
     if is_chat {
+        const NONE_LEFT: &str = "hermes-mock: no scripted reply left";
         return match guard.replies.pop_front() {
             Some(reply) => Answer::Scripted(Box::new(reply), info),
-            None if anthropic => Answer::Plain(
-                500,
-                crate::anthropic::error_body(500, "hermes-mock: no scripted reply left"),
-            ),
             None => Answer::Plain(
                 500,
-                json!({"error": {"message": "hermes-mock: no scripted reply left"}}).to_string(),
+                match info.wire {
+                    Wire::Anthropic => crate::anthropic::error_body(500, NONE_LEFT),
+                    Wire::Bedrock => crate::bedrock::error_body(NONE_LEFT),
+                    Wire::Chat | Wire::Responses => {
+                        json!({"error": {"message": NONE_LEFT}}).to_string()
+                    }
+                },
             ),
         };
     }
@@ -127,6 +134,16 @@ async fn send_reply<W: tokio::io::AsyncWrite + Unpin>(
             status,
             content_type,
             body,
+        } if info.wire == Wire::Bedrock && status >= 400 => {
+            // AWS names the exception in a header; the body only has the message.
+            let mut headers = vec![crate::bedrock::error_header(status)];
+            headers.extend(reply.headers.iter().cloned());
+            http::write_full(w, status, content_type, &headers, &body).await
+        }
+        Rendered::Full {
+            status,
+            content_type,
+            body,
         } => http::write_full(w, status, content_type, &reply.headers, &body).await,
         Rendered::Sse { payloads } => {
             let frames = payloads.iter().map(|p| format!("data: {p}\n\n"));
@@ -138,6 +155,9 @@ async fn send_reply<W: tokio::io::AsyncWrite + Unpin>(
                 .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"));
             send_sse(w, reply, frames.collect()).await
         }
+        Rendered::EventStream { frames } => {
+            send_chunked(w, reply, crate::bedrock::EVENT_STREAM, None, frames).await
+        }
     }
 }
 
@@ -148,15 +168,37 @@ async fn send_sse<W: tokio::io::AsyncWrite + Unpin>(
     reply: &Reply,
     frames: Vec<String>,
 ) -> io::Result<()> {
+    let frames = frames.into_iter().map(String::into_bytes).collect();
+    send_chunked(
+        w,
+        reply,
+        "text/event-stream",
+        Some(b": keep-alive\n\n"),
+        frames,
+    )
+    .await
+}
+
+/// Writes a chunked streaming response of `content_type`: `preamble` (if any),
+/// then one chunk per frame, honouring the reply's chunk delay and cut.
+async fn send_chunked<W: tokio::io::AsyncWrite + Unpin>(
+    w: &mut W,
+    reply: &Reply,
+    content_type: &str,
+    preamble: Option<&[u8]>,
+    frames: Vec<Vec<u8>>,
+) -> io::Result<()> {
     let mut headers = vec![
-        ("content-type".to_owned(), "text/event-stream".to_owned()),
+        ("content-type".to_owned(), content_type.to_owned()),
         ("cache-control".to_owned(), "no-cache".to_owned()),
         ("transfer-encoding".to_owned(), "chunked".to_owned()),
         ("connection".to_owned(), "close".to_owned()),
     ];
     headers.extend(reply.headers.iter().cloned());
     http::write_head(w, 200, &headers).await?;
-    http::write_chunk(w, b": keep-alive\n\n").await?;
+    if let Some(preamble) = preamble {
+        http::write_chunk(w, preamble).await?;
+    }
     for (sent, frame) in frames.iter().enumerate() {
         if reply.cut_after.is_some_and(|n| sent >= n) {
             // Abrupt end: no terminating chunk, the caller closes the socket.
@@ -165,7 +207,7 @@ async fn send_sse<W: tokio::io::AsyncWrite + Unpin>(
         if sent > 0 {
             pause(reply.chunk_delay).await;
         }
-        http::write_chunk(w, frame.as_bytes()).await?;
+        http::write_chunk(w, frame).await?;
     }
     http::end_chunks(w).await
 }

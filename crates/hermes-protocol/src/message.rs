@@ -93,6 +93,11 @@ pub struct Message {
     /// to send the reasoning back verbatim on the next request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_signature: Option<String>,
+    /// Opaque reasoning items of an OpenAI Responses answer (`type: "reasoning"`
+    /// with `encrypted_content`), sent back verbatim on later requests so the
+    /// model keeps its chain of thought across turns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub codex_reasoning_items: Vec<serde_json::Value>,
 }
 
 impl Message {
@@ -105,6 +110,7 @@ impl Message {
             name: None,
             reasoning: None,
             reasoning_signature: None,
+            codex_reasoning_items: Vec::new(),
         }
     }
 

@@ -214,7 +214,7 @@ fn lenient_numbers(v: Value) -> Value {
     }
 }
 
-fn parse_yaml(text: &str, path: &str) -> Result<Value, ConfigError> {
+pub(crate) fn parse_yaml(text: &str, path: &str) -> Result<Value, ConfigError> {
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }

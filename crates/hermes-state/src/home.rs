@@ -50,6 +50,11 @@ impl HermesHome {
         self.root.join("skills")
     }
 
+    /// `context_length_cache.yaml`: context windows confirmed by providers.
+    pub fn context_length_cache(&self) -> PathBuf {
+        self.root.join("context_length_cache.yaml")
+    }
+
     /// `models/`, where local GGUF files live.
     pub fn models_dir(&self) -> PathBuf {
         self.root.join("models")

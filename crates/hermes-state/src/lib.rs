@@ -4,6 +4,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod config;
+pub mod config_edit;
+pub mod context_cache;
 mod env;
 mod home;
 pub mod session_db;

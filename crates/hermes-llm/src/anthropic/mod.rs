@@ -2,6 +2,7 @@
 
 mod events;
 mod request;
+mod thinking;
 
 use std::fmt;
 use std::time::Duration;
@@ -53,6 +54,8 @@ pub struct AnthropicConfig {
     pub connect_timeout: Duration,
     /// Lifetime of the `system_and_3` prompt-cache breakpoints.
     pub cache_ttl: CacheTtl,
+    /// `agent.reasoning_effort` (`low` … `xhigh`, `none`); `None` asks for no thinking.
+    pub reasoning_effort: Option<String>,
 }
 
 impl Default for AnthropicConfig {
@@ -64,6 +67,7 @@ impl Default for AnthropicConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(30),
             cache_ttl: CacheTtl::FiveMinutes,
+            reasoning_effort: None,
         }
     }
 }
@@ -88,6 +92,7 @@ impl fmt::Debug for AnthropicConfig {
             .field("idle_timeout", &self.idle_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("cache_ttl", &self.cache_ttl)
+            .field("reasoning_effort", &self.reasoning_effort)
             .finish()
     }
 }
@@ -100,6 +105,7 @@ pub struct AnthropicProvider {
     endpoint: String,
     idle_timeout: Duration,
     cache_ttl: CacheTtl,
+    reasoning_effort: Option<String>,
     client: reqwest::Client,
 }
 
@@ -166,6 +172,7 @@ impl AnthropicProvider {
             endpoint: format!("{root}/v1/messages"),
             idle_timeout: cfg.idle_timeout,
             cache_ttl: cfg.cache_ttl,
+            reasoning_effort: cfg.reasoning_effort,
             client,
         })
     }
@@ -177,7 +184,11 @@ impl AnthropicProvider {
 
     /// The JSON body this provider sends for `request`.
     pub fn request_body(&self, request: &ChatRequest) -> Value {
-        request::request_body(request, self.cache_ttl)
+        let mut body = request::request_body(request, self.cache_ttl);
+        if let Value::Object(map) = &mut body {
+            thinking::apply(map, &request.model, self.reasoning_effort.as_deref());
+        }
+        body
     }
 
     async fn start(

@@ -14,7 +14,7 @@ mod entry;
 mod pool;
 mod pooled;
 mod store;
-mod timefmt;
+pub(crate) mod timefmt;
 
 pub use entry::{
     AUTH_TYPE_API_KEY, AUTH_TYPE_OAUTH, Credential, EXHAUSTED_TTL_401, EXHAUSTED_TTL_429,

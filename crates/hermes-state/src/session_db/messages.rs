@@ -135,6 +135,18 @@ impl SessionDb {
         };
         let n_calls = i64::try_from(m.tool_calls.len()).unwrap_or(i64::MAX);
         let role = m.role.as_str();
+        let (reasoning_details, codex_items) = if m.role == Role::Assistant {
+            (
+                thinking_details(m)
+                    .map(|d| pyjson::dumps(&d, "reasoning details"))
+                    .transpose()?,
+                (!m.codex_reasoning_items.is_empty())
+                    .then(|| pyjson::dumps(&m.codex_reasoning_items, "reasoning items"))
+                    .transpose()?,
+            )
+        } else {
+            (None, None)
+        };
         self.write(CTX, |c| {
             let mut insert = c
                 .prepare_cached(
@@ -142,7 +154,7 @@ impl SessionDb {
                      tool_name, effect_disposition, timestamp, token_count, finish_reason, \
                      reasoning, reasoning_content, reasoning_details, codex_reasoning_items, \
                      codex_message_items, platform_message_id, observed, active, api_content) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?10, NULL, NULL, NULL, \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?10, NULL, ?11, ?12, \
                      NULL, NULL, 0, 1, NULL)",
                 )
                 .ctx(CTX)?;
@@ -158,6 +170,8 @@ impl SessionDb {
                     extra.token_count,
                     extra.finish_reason,
                     m.reasoning,
+                    reasoning_details,
+                    codex_items,
                 ])
                 .map_err(|e| no_such_session(e, session_id, CTX))?;
             let id = c.last_insert_rowid();
@@ -193,7 +207,19 @@ impl SessionDb {
     pub fn conversation(&self, session_id: &str) -> Result<Vec<Message>, DbError> {
         let mut out: Vec<Message> = Vec::new();
         let mut skip_next_assistant = false;
-        for row in self.messages(session_id)? {
+        let sql = format!(
+            "SELECT {MSG_COLS}, reasoning_details, codex_reasoning_items FROM messages \
+             WHERE session_id = ?1 AND active = 1 ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).ctx("reading messages")?;
+        let rows = stmt
+            .query_map([session_id], |row| {
+                Ok((stored_message(row)?, text_at(row, 11)?, text_at(row, 12)?))
+            })
+            .ctx("reading messages")?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx("reading messages")?;
+        for (row, details, codex_items) in rows {
             if is_review_harness(&row.role, row.content.as_deref()) {
                 skip_next_assistant = true;
                 continue;
@@ -214,18 +240,27 @@ impl SessionDb {
                 .filter(|t| !t.is_empty())
                 .and_then(|t| serde_json::from_str::<Vec<ToolCall>>(t).ok())
                 .unwrap_or_default();
+            let assistant = role == Role::Assistant;
+            let mut reasoning = row.reasoning.filter(|s| !s.is_empty() && assistant);
+            let mut reasoning_signature = None;
+            if assistant && let Some((thinking, signature)) = signed_thinking(details.as_deref()) {
+                // The signature covers the block's own text, so that is what is replayed.
+                reasoning = Some(thinking);
+                reasoning_signature = Some(signature);
+            }
+            let codex_reasoning_items = codex_items
+                .filter(|_| assistant)
+                .and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(&t).ok())
+                .unwrap_or_default();
             out.push(Message {
                 role,
                 content,
                 tool_calls,
                 tool_call_id: row.tool_call_id.filter(|s| !s.is_empty()),
                 name: row.tool_name.filter(|s| !s.is_empty()),
-                reasoning: if role == Role::Assistant {
-                    row.reasoning.filter(|s| !s.is_empty())
-                } else {
-                    None
-                },
-                reasoning_signature: None,
+                reasoning,
+                reasoning_signature,
+                codex_reasoning_items,
             });
         }
         Ok(out)
@@ -281,6 +316,39 @@ impl SessionDb {
         .ctx("counting messages")?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
+}
+
+/// The reference's `reasoning_details` for a signed Anthropic thinking block:
+/// a one-element list `[{"type":"thinking","thinking":…,"signature":…}]`.
+fn thinking_details(m: &Message) -> Option<serde_json::Value> {
+    let thinking = m.reasoning.as_deref().filter(|t| !t.is_empty())?;
+    let signature = m.reasoning_signature.as_deref().filter(|s| !s.is_empty())?;
+    Some(serde_json::json!([
+        {"type": "thinking", "thinking": thinking, "signature": signature}
+    ]))
+}
+
+/// The thinking text and signature of stored `reasoning_details`, when they
+/// hold exactly one signed `thinking` block (one signature cannot cover
+/// several blocks joined into one text, so those are not replayed).
+fn signed_thinking(details: Option<&str>) -> Option<(String, String)> {
+    let parsed: serde_json::Value = serde_json::from_str(details?).ok()?;
+    let mut blocks = parsed
+        .as_array()?
+        .iter()
+        .filter(|d| d.get("type").and_then(|t| t.as_str()) == Some("thinking"));
+    let block = blocks.next()?;
+    if blocks.next().is_some() {
+        return None;
+    }
+    let text = |k: &str| {
+        block
+            .get(k)
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    Some((text("thinking")?, text("signature")?))
 }
 
 /// Maps a foreign-key failure on insert to [`DbError::NoSuchSession`].

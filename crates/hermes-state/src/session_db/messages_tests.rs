@@ -211,3 +211,75 @@ fn content_text_decodes_structured_content() {
     );
     assert_eq!(content_text("\u{0}json:{broken"), "\u{0}json:{broken");
 }
+
+#[test]
+fn reasoning_items_and_thinking_signature_survive_a_round_trip() {
+    let (_d, mut db) = temp_db();
+    db.create_session(&session("s", 1.0)).unwrap();
+    let items = vec![serde_json::json!({
+        "type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAA-enc",
+        "summary": [{"type": "summary_text", "text": "plan"}],
+    })];
+    let mut codex = calling(1);
+    codex.codex_reasoning_items = items.clone();
+    let mut claude = Message::assistant("answer");
+    claude.reasoning = Some("let me think".into());
+    claude.reasoning_signature = Some("sig-abc".into());
+    db.append_message("s", &Message::user("hi"), &at(2.0))
+        .unwrap();
+    db.append_message("s", &codex, &at(3.0)).unwrap();
+    db.append_message("s", &claude, &at(4.0)).unwrap();
+
+    // Stored where and how the reference stores them.
+    let (details, stored_items): (Option<String>, Option<String>) = db
+        .conn
+        .query_row(
+            "SELECT reasoning_details, codex_reasoning_items FROM messages WHERE id = 2",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(details, None);
+    let parsed: serde_json::Value = serde_json::from_str(&stored_items.unwrap()).unwrap();
+    assert_eq!(parsed, serde_json::Value::Array(items.clone()));
+    let details: String = db
+        .conn
+        .query_row(
+            "SELECT reasoning_details FROM messages WHERE id = 3",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let details: serde_json::Value = serde_json::from_str(&details).unwrap();
+    assert_eq!(details[0]["type"], "thinking");
+    assert_eq!(details[0]["signature"], "sig-abc");
+
+    let conv = db.conversation("s").unwrap();
+    assert_eq!(
+        conv[0].codex_reasoning_items,
+        Vec::<serde_json::Value>::new()
+    );
+    assert_eq!(conv[1].codex_reasoning_items, items);
+    assert_eq!(conv[1].reasoning_signature, None);
+    assert_eq!(conv[2].reasoning.as_deref(), Some("let me think"));
+    assert_eq!(conv[2].reasoning_signature.as_deref(), Some("sig-abc"));
+    assert!(conv[2].codex_reasoning_items.is_empty());
+}
+
+#[test]
+fn several_thinking_blocks_are_not_replayed_with_one_signature() {
+    let (_d, mut db) = temp_db();
+    db.create_session(&session("s", 1.0)).unwrap();
+    db.append_message("s", &Message::assistant("a"), &at(2.0))
+        .unwrap();
+    db.conn
+        .execute(
+            "UPDATE messages SET reasoning = 'x', reasoning_details = ?1",
+            [r#"[{"type":"thinking","thinking":"a","signature":"s1"},
+                 {"type":"thinking","thinking":"b","signature":"s2"}]"#],
+        )
+        .unwrap();
+    let conv = db.conversation("s").unwrap();
+    assert_eq!(conv[0].reasoning.as_deref(), Some("x"));
+    assert_eq!(conv[0].reasoning_signature, None);
+}

@@ -325,6 +325,10 @@ fn usage_accumulates_on_session_and_per_model() {
         reasoning_tokens: 7,
         api_calls: 1,
         estimated_cost_usd: Some(0.25),
+        cost_status: Some("estimated".into()),
+        cost_source: Some("official_docs_snapshot".into()),
+        pricing_version: Some("v1".into()),
+        billing_mode: None,
     };
     db.add_usage("s", &u).unwrap();
     db.add_usage(
@@ -362,6 +366,26 @@ fn usage_accumulates_on_session_and_per_model() {
     assert_eq!((rows[0].2, rows[0].3), (100, 1));
     assert_eq!(rows[1].0, "other/model");
     assert_eq!((rows[0].4.as_str(), rows[0].5.as_str()), ("", ""));
+    let costs: (String, String, String, String, f64) = db
+        .conn
+        .query_row(
+            "SELECT s.cost_status, s.cost_source, s.pricing_version, u.cost_status, u.estimated_cost_usd \
+             FROM sessions s JOIN session_model_usage u ON u.session_id = s.id \
+             WHERE s.id = 's' AND u.model = 'anthropic/claude'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (
+            costs.0.as_str(),
+            costs.1.as_str(),
+            costs.2.as_str(),
+            costs.3.as_str()
+        ),
+        ("estimated", "official_docs_snapshot", "v1", "estimated")
+    );
+    assert!((costs.4 - 0.25).abs() < 1e-12);
 
     // A zero delta changes nothing and records no usage row.
     db.add_usage("s", &UsageDelta::default()).unwrap();

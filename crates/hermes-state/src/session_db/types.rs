@@ -57,6 +57,14 @@ pub struct UsageDelta {
     pub api_calls: u64,
     /// Estimated cost in USD.
     pub estimated_cost_usd: Option<f64>,
+    /// `estimated`, `included` or `unknown` (kept when `None`).
+    pub cost_status: Option<String>,
+    /// Where the price came from, e.g. `official_docs_snapshot` (kept when `None`).
+    pub cost_source: Option<String>,
+    /// The price snapshot's version (kept when `None`).
+    pub pricing_version: Option<String>,
+    /// Billing mode, e.g. `subscription_included` (set only when the session has none).
+    pub billing_mode: Option<String>,
 }
 
 /// One row of `sessions` (the columns this port uses; all others are kept untouched).

@@ -60,8 +60,8 @@ impl SessionDb {
             {
                 c.execute(
                     "UPDATE sessions SET model = ?1, billing_provider = ?2, billing_base_url = ?3, \
-                     billing_mode = NULL WHERE id = ?4",
-                    rusqlite::params![m, p, base_url, session_id],
+                     billing_mode = ?4 WHERE id = ?5",
+                    rusqlite::params![m, p, base_url, u.billing_mode, session_id],
                 )
                 .ctx(CTX)?;
             }
@@ -73,7 +73,10 @@ impl SessionDb {
                  estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE(?6, 0), \
                  billing_provider = COALESCE(billing_provider, ?7), \
                  billing_base_url = COALESCE(billing_base_url, ?8), \
-                 model = COALESCE(model, ?9), api_call_count = COALESCE(api_call_count, 0) + ?10 \
+                 model = COALESCE(model, ?9), api_call_count = COALESCE(api_call_count, 0) + ?10, \
+                 cost_status = COALESCE(?12, cost_status), cost_source = COALESCE(?13, cost_source), \
+                 pricing_version = COALESCE(?14, pricing_version), \
+                 billing_mode = COALESCE(billing_mode, ?15) \
                  WHERE id = ?11",
             )
             .ctx(CTX)?
@@ -89,6 +92,10 @@ impl SessionDb {
                 bm,
                 to_i64(u.api_calls),
                 session_id,
+                u.cost_status,
+                u.cost_source,
+                u.pricing_version,
+                if accounted { u.billing_mode.as_deref() } else { None },
             ])
             .ctx(CTX)?;
             if accounted {
@@ -148,7 +155,7 @@ fn record_model_usage(
          billing_mode, task, api_call_count, input_tokens, output_tokens, cache_read_tokens, \
          cache_write_tokens, reasoning_tokens, estimated_cost_usd, actual_cost_usd, cost_status, \
          cost_source, first_seen, last_seen) \
-         VALUES (?1, ?2, ?3, ?4, ?5, '', ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0.0, NULL, NULL, ?13, ?13) \
+         VALUES (?1, ?2, ?3, ?4, ?5, '', ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0.0, ?14, ?15, ?13, ?13) \
          ON CONFLICT(session_id, model, billing_provider, billing_base_url, billing_mode, task) \
          DO UPDATE SET api_call_count = api_call_count + excluded.api_call_count, \
          input_tokens = input_tokens + excluded.input_tokens, \
@@ -167,7 +174,11 @@ fn record_model_usage(
         pick(&u.model, s_model, "unknown"),
         pick(&u.billing_provider, s_provider, ""),
         pick(&u.billing_base_url, s_url, ""),
-        s_mode.unwrap_or_default(),
+        u.billing_mode
+            .clone()
+            .filter(|m| !m.is_empty())
+            .or(s_mode)
+            .unwrap_or_default(),
         to_i64(u.api_calls),
         to_i64(u.input_tokens),
         to_i64(u.output_tokens),
@@ -176,6 +187,8 @@ fn record_model_usage(
         to_i64(u.reasoning_tokens),
         u.estimated_cost_usd.unwrap_or(0.0),
         at,
+        u.cost_status,
+        u.cost_source,
     ])?;
     Ok(())
 }
