@@ -13,8 +13,8 @@ use hermes_tools::{Homes, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
 
 use crate::budget::{CallKind, TurnBudget};
+use crate::compress::{CompressorConfig, ContextCompressor};
 use crate::dispatch::run_batch;
-use crate::overflow::{OverflowState, Recovery, recover};
 use crate::plan::PreparedCall;
 use crate::repair::repair_arguments;
 use crate::resilience::{RetryPolicy, Route, approx_tokens};
@@ -87,14 +87,20 @@ pub struct Agent {
     options: AgentOptions,
     messages: Vec<Message>,
     store: Option<Box<dyn MessageStore>>,
-    /// The model's context window as currently known.
-    context_length: u64,
+    /// Thresholds, the window as currently known, and state across compressions.
+    compressor: ContextCompressor,
     /// A window the provider reported, to be remembered after the next success.
     confirmed_limit: Option<u64>,
     /// `max_tokens` for the next call only, after an output-cap rejection.
     output_cap: Option<u32>,
     limits: Option<Box<dyn LimitStore>>,
+    /// The auxiliary model that writes compression summaries (the main route if unset).
+    auxiliary: Option<Route>,
+    /// When the auxiliary model last failed; it is skipped for a while after.
+    auxiliary_failed: Option<std::time::Instant>,
 }
+
+mod compression;
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,6 +136,7 @@ impl Agent {
             provider,
             model: options.model.clone(),
         };
+        let options_max_tokens = options.max_tokens;
         Self {
             routes: vec![primary],
             active: 0,
@@ -138,21 +145,44 @@ impl Agent {
             options,
             messages,
             store: None,
-            context_length: hermes_llm::context_limits::DEFAULT_CONTEXT_LENGTH,
+            compressor: ContextCompressor::new(
+                CompressorConfig::default(),
+                hermes_llm::context_limits::DEFAULT_CONTEXT_LENGTH,
+                options_max_tokens,
+            ),
             confirmed_limit: None,
             output_cap: None,
             limits: None,
+            auxiliary: None,
+            auxiliary_failed: None,
         }
+    }
+
+    /// Sets the `compression:` settings (thresholds recomputed for the current window).
+    pub fn set_compressor_config(&mut self, config: CompressorConfig) {
+        self.compressor = ContextCompressor::new(
+            config,
+            self.compressor.context_length(),
+            self.options.max_tokens,
+        );
+    }
+
+    /// The model that writes compression summaries (`auxiliary.compression`).
+    pub fn set_auxiliary(&mut self, provider: Arc<dyn Provider>, model: impl Into<String>) {
+        self.auxiliary = Some(Route {
+            provider,
+            model: model.into(),
+        });
     }
 
     /// Sets the model's context window (config `model.context_length` or a cached limit).
     pub fn set_context_length(&mut self, tokens: u64) {
-        self.context_length = tokens.max(1);
+        self.compressor.set_context_length(tokens.max(1));
     }
 
     /// The context window as currently known (lowered when a provider reports less).
     pub fn context_length(&self) -> u64 {
-        self.context_length
+        self.compressor.context_length()
     }
 
     /// Where windows that providers confirm are remembered for later sessions.
@@ -247,6 +277,14 @@ impl Agent {
                     ),
                 });
                 self.push(Message::user(SUMMARY_REQUEST), events);
+            }
+            match self
+                .preflight(kind != CallKind::Summary, events, cancel)
+                .await
+            {
+                Ok(()) => {}
+                Err(AgentError::Llm(LlmError::Cancelled)) => break interrupted(usage, api_calls),
+                Err(e) => return Err(e),
             }
             let completion = match self
                 .call_with_retry(kind != CallKind::Summary, events, cancel)
@@ -380,13 +418,20 @@ impl Agent {
                     provider: route.provider.name(),
                     model: &route.model,
                     approx_tokens: approx_tokens(&self.messages),
-                    context_length: usize::try_from(self.context_length).ok(),
+                    context_length: usize::try_from(self.compressor.context_length()).ok(),
                     num_messages: self.messages.len(),
                 },
             );
             let reason = verdict.reason.as_str();
             if verdict.should_compress {
-                self.recover_overflow(&err.to_string(), offer_tools, &mut compactions, events)?;
+                self.recover_overflow(
+                    &err.to_string(),
+                    offer_tools,
+                    &mut compactions,
+                    events,
+                    cancel,
+                )
+                .await?;
                 continue;
             }
             if verdict.should_rotate_credential
@@ -446,79 +491,6 @@ impl Agent {
                 continue;
             }
             return Err(err.into());
-        }
-    }
-
-    /// Applies [`recover`]'s decision; `Err` when the turn must end.
-    fn recover_overflow(
-        &mut self,
-        message: &str,
-        offer_tools: bool,
-        attempts: &mut u32,
-        events: &EventSink,
-    ) -> Result<(), AgentError> {
-        let tools = if offer_tools {
-            self.tools.schemas()
-        } else {
-            Vec::new()
-        };
-        let before = self.context_length;
-        let decision = recover(
-            message,
-            &self.messages,
-            &tools,
-            OverflowState {
-                context_length: &mut self.context_length,
-                confirmed_limit: &mut self.confirmed_limit,
-                attempts,
-            },
-        );
-        if self.context_length < before {
-            let _ = events.send(Event::Status {
-                message: format!(
-                    "Context window reported by the provider: {} tokens (was {before}).",
-                    self.context_length
-                ),
-            });
-        }
-        let note = match decision {
-            Recovery::ShrinkOutput {
-                max_tokens,
-                available,
-            } => {
-                self.output_cap = Some(max_tokens);
-                format!(
-                    "Output cap too large for this prompt: retrying with max_tokens={max_tokens} \
-                     (the provider has room for {available})."
-                )
-            }
-            Recovery::Compacted {
-                messages,
-                before,
-                after,
-            } => {
-                self.messages = messages;
-                format!("Context too large: compacted {before} → {after} messages, retrying.")
-            }
-            Recovery::LimitOnly => "Retrying with the lower context window.".to_owned(),
-            Recovery::GiveUp(why) => return Err(AgentError::ContextExhausted(why)),
-        };
-        let _ = events.send(Event::Status { message: note });
-        Ok(())
-    }
-
-    /// Saves a provider-confirmed window once a call with it succeeded.
-    fn remember_confirmed_limit(&mut self, events: &EventSink) {
-        let Some(limit) = self.confirmed_limit.take() else {
-            return;
-        };
-        let model = self.routes[self.active].model.clone();
-        if let Some(store) = self.limits.as_mut() {
-            let message = match store.save_context_length(&model, limit) {
-                Ok(()) => format!("Remembered the context window of {model}: {limit} tokens."),
-                Err(e) => format!("Could not remember the context window of {model}: {e}"),
-            };
-            let _ = events.send(Event::Status { message });
         }
     }
 

@@ -6,10 +6,11 @@
 
 mod agent;
 pub mod budget;
-pub mod compact;
+pub mod compress;
 pub mod dispatch;
 pub mod overflow;
 pub mod plan;
+pub mod prompt;
 pub mod repair;
 mod resilience;
 mod store;

@@ -10,7 +10,6 @@ use hermes_llm::context_limits::{
 };
 use hermes_protocol::{Message, ToolSchema};
 
-use crate::compact::compact;
 use crate::resilience::approx_tokens;
 
 /// Compaction rounds allowed for one model call.
@@ -29,17 +28,14 @@ pub enum Recovery {
         /// What the provider said would fit.
         available: u64,
     },
-    /// The conversation was compacted; retry.
-    Compacted {
-        /// The compacted conversation.
-        messages: Vec<Message>,
-        /// Messages before and after.
-        before: usize,
-        /// Messages after compaction.
-        after: usize,
+    /// Compress with this tail budget, then retry; `lowered` when the window was
+    /// stepped down (a retry is worth it even if nothing could be compressed).
+    Compress {
+        /// Tokens the protected tail may keep.
+        tail_budget: usize,
+        /// Whether the context length was lowered.
+        lowered: bool,
     },
-    /// Only the window was lowered (nothing left to compact); retry once more.
-    LimitOnly,
     /// Give up with this explanation.
     GiveUp(String),
 }
@@ -62,6 +58,11 @@ fn schema_tokens(tools: &[ToolSchema]) -> u64 {
         .sum::<u64>()
         / 4
 }
+
+/// Why compression cannot rescue the request.
+pub const CANNOT_SHRINK: &str = "the conversation does not fit the model's context window and \
+cannot be compacted further. Start a new session (hermes chat without --resume), or shorten the \
+last message.";
 
 /// Decides how to recover from overflow error text `message` for `messages`.
 pub fn recover(
@@ -106,27 +107,12 @@ pub fn recover(
     }
     // The request did not fit, so the tail must be well under both the window and
     // what was just sent.
-    let before_tokens = approx_tokens(messages);
-    let budget = ((*state.context_length as f64 * TAIL_SHARE) as usize).min(before_tokens / 2);
-    if let Some(c) = compact(messages, budget) {
-        let after_tokens = approx_tokens(&c.messages);
-        if c.messages.len() < messages.len() || (after_tokens as f64) < before_tokens as f64 * 0.95
-        {
-            return Recovery::Compacted {
-                before: messages.len(),
-                after: c.messages.len(),
-                messages: c.messages,
-            };
-        }
+    let sent = approx_tokens(messages);
+    let tail_budget = ((*state.context_length as f64 * TAIL_SHARE) as usize).min(sent / 2);
+    Recovery::Compress {
+        tail_budget,
+        lowered: lowered.is_some(),
     }
-    if lowered.is_some() {
-        return Recovery::LimitOnly;
-    }
-    Recovery::GiveUp(
-        "the conversation does not fit the model's context window and cannot be compacted \
-         further. Start a new session (hermes chat without --resume), or shorten the last message."
-            .to_owned(),
-    )
 }
 
 #[cfg(test)]

@@ -10,6 +10,14 @@ pub trait MessageStore: Send {
     fn append(&mut self, message: &Message) -> Result<(), String>;
     /// Records the usage of one model call.
     fn record_usage(&mut self, usage: &Usage) -> Result<(), String>;
+    /// Continues the transcript in a new session after compression: ends the current
+    /// one (reason `compression`), opens a child whose `parent_session_id` points at it,
+    /// writes `messages` (the compressed conversation, system prompt first) there and
+    /// returns the new id. Stores without sessions keep going as they are (`Ok(None)`).
+    fn fork(&mut self, messages: &[Message]) -> Result<Option<String>, String> {
+        let _ = messages;
+        Ok(None)
+    }
 }
 
 /// Remembers context windows that providers confirmed (the reference's

@@ -15,8 +15,10 @@ use hermes_llm::credentials::{
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provider};
 use hermes_protocol::{Event, TurnEnd};
 use hermes_state::context_cache::ContextLengthCache;
+use hermes_state::memory::{MemorySettings, MemoryStore};
 use hermes_state::session_db::SessionDb;
 use hermes_state::{Config, Env, HermesHome};
+use hermes_tools::builtin::memory::MemoryTool;
 use hermes_tools::builtin::session_search::SessionSearchTool;
 use hermes_tools::{Homes, Registry};
 use tokio_util::sync::CancellationToken;
@@ -30,11 +32,6 @@ use crate::setup::Setup;
 
 /// Exit code when the turn was interrupted (as shells report SIGINT).
 const EXIT_INTERRUPTED: u8 = 130;
-
-const DEFAULT_IDENTITY: &str = "You are Hermes, a capable AI agent working in the user's terminal. \
-You can run shell commands, read, write, patch and search files, and keep a task list. Use tools \
-to find out rather than guess, act on the user's behalf when asked, and finish with a short, \
-direct answer that says what you did and what you found.";
 
 /// How the output of a run is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,10 +146,11 @@ fn resume_request(run: &RunArgs) -> Option<ResumeRequest> {
 struct Session {
     agent: Agent,
     emojis: HashMap<String, String>,
-    session_id: String,
     runtime: Runtime,
     /// The session store, when it could be opened.
     db_path: Option<PathBuf>,
+    /// A handle on the registered memory tool, to reset its per-turn retry budget.
+    memory_tool: Option<MemoryTool>,
 }
 
 async fn build_session(run: &RunArgs) -> Result<Session> {
@@ -195,6 +193,14 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
     };
     let mut all_tools = Registry::with_builtins();
     all_tools.register(Arc::new(SessionSearchTool::new(home.state_db())));
+    // --ignore-rules skips memory entirely, as the reference's skip_memory does.
+    let memory_settings = MemorySettings::from_config(config);
+    let memory_store = (!run.ignore_rules && memory_settings.any_enabled())
+        .then(|| MemoryStore::for_home(home, memory_settings.limits));
+    let memory_tool = memory_store.clone().map(MemoryTool::new);
+    if let Some(tool) = &memory_tool {
+        all_tools.register(Arc::new(tool.clone()));
+    }
     let tools = all_tools.filtered(&toolsets)?;
     let emojis = tools
         .names()
@@ -205,13 +211,33 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
     let max_turns = run.max_turns.unwrap_or(config.agent.max_turns);
     let db_path = home.state_db();
     let opened = SessionDb::open(&db_path);
+    // Built once per session and stored with it; a resumed session sends the
+    // stored prompt unchanged so the provider's prompt cache still matches.
+    let new_prompt = || {
+        crate::prompt::build_system_prompt(crate::prompt::PromptContext {
+            home,
+            env,
+            cwd: &cwd,
+            model: &model,
+            provider: &rt.provider,
+            tools: tools.names().map(str::to_owned).collect(),
+            ignore_rules: run.ignore_rules,
+            // Read once, here: writes made during this session reach the
+            // prompt of the next one, never this one's.
+            memory_block: memory_store.as_ref().and_then(|store| {
+                memory_snapshot(
+                    store,
+                    memory_settings.memory_enabled,
+                    memory_settings.user_profile_enabled,
+                )
+            }),
+        })
+    };
     let (session_id, system_prompt, past, db) = match (resume_request(run), opened) {
         (Some(request), Ok(mut db)) => {
             let found = history::find(&db, &request)?;
             db.reopen_session(&found.id)?;
-            let prompt = found
-                .system_prompt
-                .unwrap_or_else(|| DEFAULT_IDENTITY.to_owned());
+            let prompt = found.system_prompt.unwrap_or_else(new_prompt);
             (found.id, prompt, found.history, Some(db))
         }
         (Some(_), Err(e)) => {
@@ -221,13 +247,14 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         }
         (None, opened) => {
             let id = new_session_id();
+            let prompt = new_prompt();
             let db = match opened {
                 Ok(mut db) => {
                     history::create(
                         &mut db,
                         &id,
                         &model,
-                        DEFAULT_IDENTITY,
+                        &prompt,
                         &cwd.display().to_string(),
                         max_turns,
                     )?;
@@ -243,7 +270,7 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
                     None
                 }
             };
-            (id, DEFAULT_IDENTITY.to_owned(), Vec::new(), db)
+            (id, prompt, Vec::new(), db)
         }
     };
     let options = AgentOptions {
@@ -271,6 +298,7 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         limits,
         rt.base_url.clone(),
     )));
+    crate::auxiliary::configure(&mut agent, &setup, &rt);
     agent.set_retry_policy(RetryPolicy {
         max_retries: config.agent.api_max_retries,
         ..RetryPolicy::default()
@@ -295,10 +323,25 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
     Ok(Session {
         agent,
         emojis,
-        session_id,
         runtime: rt,
         db_path,
+        memory_tool,
     })
+}
+
+/// The frozen memory block for a new session's prompt; an unreadable store
+/// costs the session its memory, not its start.
+fn memory_snapshot(store: &MemoryStore, memory: bool, user: bool) -> Option<String> {
+    match hermes_tools::builtin::memory::session_snapshot(store, memory, user) {
+        Ok(block) => block,
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: memory is off for this session: {e}"
+            );
+            None
+        }
+    }
 }
 
 /// Whether the default local model has been fetched.
@@ -396,12 +439,18 @@ fn transport(rt: &Runtime, config: &Config, env: &Env) -> Result<Arc<dyn Provide
             rt.provider.clone(),
             ChatCompletionsConfig {
                 api_key: rt.api_key.clone(),
+                prompt_cache: runtime::envelope_cache(rt, config),
                 ..ChatCompletionsConfig::new(rt.base_url.clone())
             },
         )?)),
         ApiMode::AnthropicMessages => {
             let cfg = hermes_llm::AnthropicConfig {
                 reasoning_effort: reasoning_effort(config),
+                cache_ttl: config
+                    .get("prompt_caching.cache_ttl")
+                    .and_then(serde_json::Value::as_str)
+                    .and_then(hermes_llm::CacheTtl::parse)
+                    .unwrap_or_default(),
                 ..hermes_llm::AnthropicConfig::new(
                     rt.base_url.clone(),
                     rt.api_key.clone().unwrap_or_default(),
@@ -473,16 +522,22 @@ async fn run_query(run: &RunArgs, prompt: String, mode: Mode) -> Result<ExitCode
     report(&session, outcome, mode)
 }
 
+impl Session {
+    /// The session id now: a compression continues the transcript in a child session.
+    fn id(&self) -> &str {
+        &self.agent.options().session_id
+    }
+}
+
 /// Marks the session ended in the store and tells the user how to come back to it.
 fn finish(session: &Session, mode: Mode) -> Result<()> {
     let Some(path) = &session.db_path else {
         return Ok(());
     };
     let mut err = std::io::stderr();
-    match SessionDb::open(path).and_then(|mut db| {
-        db.end_session(&session.session_id, "cli_close")
-            .map(|()| db)
-    }) {
+    match SessionDb::open(path)
+        .and_then(|mut db| db.end_session(session.id(), "cli_close").map(|()| db))
+    {
         Ok(db) => {
             let _ = db.close();
         }
@@ -492,7 +547,7 @@ fn finish(session: &Session, mode: Mode) -> Result<()> {
         writeln!(
             err,
             "Resume this session with:\n  hermes --resume {}",
-            session.session_id
+            session.id()
         )?;
     }
     Ok(())
@@ -570,6 +625,9 @@ async fn run_turn(
             on_ctrl_c.cancel();
         }
     });
+    if let Some(memory) = &session.memory_tool {
+        memory.reset_turn();
+    }
     let outcome = session.agent.run_turn(prompt, &tx, &cancel).await;
     watcher.abort();
     drop(tx);
@@ -592,7 +650,7 @@ fn report(
         writeln!(out, "{}", result.final_text.trim_end())?;
     }
     if mode == Mode::Quiet {
-        writeln!(err, "session_id: {}", session.session_id)?;
+        writeln!(err, "session_id: {}", session.id())?;
     }
     if result.reason == TurnEnd::Interrupted {
         writeln!(err, "Interrupted.")?;

@@ -139,6 +139,45 @@ impl MessageStore for DbStore {
             .add_usage(&self.session_id, &delta)
             .map_err(|e| e.to_string())
     }
+
+    fn fork(&mut self, messages: &[Message]) -> Result<Option<String>, String> {
+        let err = |e: hermes_state::DbError| e.to_string();
+        let parent = self.session_id.clone();
+        let row = self.db.get_session(&parent).map_err(err)?;
+        let child = crate::session_id::new_session_id();
+        let system_prompt = messages
+            .first()
+            .filter(|m| m.role == hermes_protocol::Role::System)
+            .map(|m| m.text().to_owned())
+            .or_else(|| row.as_ref().and_then(|r| r.system_prompt.clone()));
+        self.db.end_session(&parent, "compression").map_err(err)?;
+        self.db
+            .create_session(&NewSession {
+                id: child.clone(),
+                source: row
+                    .as_ref()
+                    .map_or_else(|| "cli".to_owned(), |r| r.source.clone()),
+                model: Some(self.model.clone()),
+                model_config: None,
+                system_prompt,
+                parent_session_id: Some(parent),
+                cwd: row.as_ref().and_then(|r| r.cwd.clone()),
+                started_at: now(),
+            })
+            .map_err(err)?;
+        if let Some(title) = row.as_ref().and_then(|r| r.title.clone()) {
+            let next = self.db.next_title_in_lineage(&title).map_err(err)?;
+            self.db.set_title(&child, &next).map_err(err)?;
+        }
+        self.session_id = child.clone();
+        for m in messages
+            .iter()
+            .filter(|m| m.role != hermes_protocol::Role::System)
+        {
+            self.append(m)?;
+        }
+        Ok(Some(child))
+    }
 }
 
 /// One API call's usage as the reference records it: canonical buckets (input without

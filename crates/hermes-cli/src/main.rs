@@ -2,9 +2,11 @@
 
 mod args;
 mod auth_cmd;
+mod auxiliary;
 mod chat;
 mod history;
 mod model_cmd;
+mod prompt;
 mod render;
 mod runtime;
 mod session_id;

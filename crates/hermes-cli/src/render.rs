@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use hermes_protocol::{Event, ToolOutcome};
+use hermes_state::memory::fence::StreamingContextScrubber;
 
 /// How much the user wants to see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub struct Renderer {
     verbosity: Verbosity,
     emojis: HashMap<String, String>,
     mid_line: bool,
+    /// Keeps `<memory-context>` spans the model echoes off the screen.
+    scrubber: StreamingContextScrubber,
 }
 
 impl Renderer {
@@ -30,6 +33,7 @@ impl Renderer {
             verbosity,
             emojis,
             mid_line: false,
+            scrubber: StreamingContextScrubber::new(),
         }
     }
 
@@ -45,13 +49,13 @@ impl Renderer {
         }
         match event {
             Event::TextDelta { text } => {
-                out.write_all(text.as_bytes())?;
-                out.flush()?;
-                self.mid_line = !text.ends_with('\n');
+                let visible = self.scrubber.feed(text);
+                self.write_text(&visible, out)?;
             }
             Event::ToolStarted {
                 name, arguments, ..
             } => {
+                self.end_text(out)?;
                 self.end_line(out)?;
                 let emoji = self.emojis.get(name).map(String::as_str).unwrap_or("⚡");
                 writeln!(err, "  {emoji} {name}  {}", preview(arguments, 80))?;
@@ -72,17 +76,40 @@ impl Renderer {
                 ToolOutcome::Cancelled => writeln!(err, "    ⏹ {name} cancelled")?,
             },
             Event::Status { message } => {
+                // Status lines can arrive mid-response: flushing here could end
+                // a span early and let the rest of it through.
                 self.end_line(out)?;
                 writeln!(err, "  ⚠ {message}")?;
             }
-            Event::TurnComplete { .. } => self.end_line(out)?,
+            Event::TurnComplete { .. } => {
+                self.end_text(out)?;
+                self.scrubber.reset();
+                self.end_line(out)?;
+            }
             Event::Error { message } => {
+                self.end_text(out)?;
                 self.end_line(out)?;
                 writeln!(err, "error: {message}")?;
             }
             Event::ReasoningDelta { .. } | Event::MessageAppended { .. } => {}
         }
         Ok(())
+    }
+
+    fn write_text(&mut self, text: &str, out: &mut impl Write) -> std::io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        self.mid_line = !text.ends_with('\n');
+        Ok(())
+    }
+
+    /// A model response ended: release a held-back tail that was not a tag.
+    fn end_text(&mut self, out: &mut impl Write) -> std::io::Result<()> {
+        let tail = self.scrubber.flush();
+        self.write_text(&tail, out)
     }
 
     fn end_line(&mut self, out: &mut impl Write) -> std::io::Result<()> {
@@ -162,6 +189,48 @@ mod tests {
             Verbosity::FinalOnly,
         );
         assert!(out.is_empty() && err.is_empty());
+    }
+
+    fn deltas(parts: &[&str]) -> Vec<Event> {
+        let mut events: Vec<Event> = parts
+            .iter()
+            .map(|p| Event::TextDelta {
+                text: (*p).to_owned(),
+            })
+            .collect();
+        events.push(Event::TurnComplete {
+            final_text: String::new(),
+            reason: hermes_protocol::TurnEnd::Completed,
+            usage: hermes_protocol::Usage::default(),
+            api_calls: 1,
+        });
+        events
+    }
+
+    #[test]
+    fn memory_context_split_across_deltas_never_reaches_the_screen() {
+        let text = "Answer:\n<memory-context>\n[System note: recalled]\nSECRET\n</memory-context>\nvisible";
+        for (i, _) in text.char_indices().skip(1) {
+            let (a, b) = text.split_at(i);
+            let (out, _) = run(&deltas(&[a, b]), Verbosity::Normal);
+            assert_eq!(out, "Answer:\n\nvisible\n", "split at {i}");
+        }
+    }
+
+    #[test]
+    fn a_held_back_tail_is_released_when_the_response_ends() {
+        let (out, _) = run(&deltas(&["1 <", "2 <"]), Verbosity::Normal);
+        assert_eq!(out, "1 <2 <\n");
+        let mut events = vec![Event::TextDelta {
+            text: "a <mem".into(),
+        }];
+        events.push(Event::ToolStarted {
+            call_id: "1".into(),
+            name: "terminal".into(),
+            arguments: "{}".into(),
+        });
+        let (out, _) = run(&events, Verbosity::Normal);
+        assert_eq!(out, "a <mem\n");
     }
 
     #[test]

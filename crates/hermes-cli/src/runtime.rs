@@ -107,6 +107,27 @@ pub fn bedrock_region(cfg: &Config, env: &Env) -> String {
 }
 
 /// Resolves the runtime. `home` only appears in messages.
+/// Prompt caching on chat completions, as the reference enables it: Claude and Kimi
+/// models behind OpenRouter (or Nous Portal, which proxies to it) honour Anthropic-style
+/// breakpoints in the message envelope. `prompt_caching.cache_ttl` picks 5m or 1h.
+pub fn envelope_cache(rt: &Runtime, config: &Config) -> Option<hermes_llm::CacheTtl> {
+    let model = rt.model.as_deref().unwrap_or("").to_ascii_lowercase();
+    let host = hermes_llm::api_mode::host_of(&rt.base_url);
+    let gateway = host == "openrouter.ai"
+        || host.ends_with(".openrouter.ai")
+        || rt.base_url.to_ascii_lowercase().contains("nousresearch");
+    let family = ["claude", "kimi", "moonshot"]
+        .iter()
+        .any(|f| model.contains(f));
+    (gateway && family).then(|| {
+        config
+            .get("prompt_caching.cache_ttl")
+            .and_then(serde_json::Value::as_str)
+            .and_then(hermes_llm::CacheTtl::parse)
+            .unwrap_or_default()
+    })
+}
+
 #[cfg(test)]
 pub fn resolve(
     cfg: &Config,

@@ -282,3 +282,31 @@ fn bedrock_endpoint_follows_the_region_and_needs_aws_credentials() {
     assert_eq!(err, SetupError::NoAwsCredentials { home: "/h".into() });
     assert!(err.to_string().contains("/h/.env"), "{err}");
 }
+
+#[test]
+fn envelope_prompt_cache_only_for_claude_and_kimi_behind_openrouter() {
+    let rt = |url: &str, model: &str| Runtime {
+        provider: "openrouter".into(),
+        base_url: url.into(),
+        api_key: None,
+        model: Some(model.into()),
+        api_mode: ApiMode::ChatCompletions,
+    };
+    let none = Config::default();
+    let or = "https://openrouter.ai/api/v1";
+    assert_eq!(
+        envelope_cache(&rt(or, "anthropic/claude-sonnet-4.5"), &none),
+        Some(hermes_llm::CacheTtl::FiveMinutes)
+    );
+    assert!(envelope_cache(&rt(or, "moonshotai/kimi-k2.6"), &none).is_some());
+    assert_eq!(envelope_cache(&rt(or, "openai/gpt-4o"), &none), None);
+    assert_eq!(
+        envelope_cache(&rt("http://127.0.0.1:8080/v1", "claude-x"), &none),
+        None
+    );
+    let hour = cfg("prompt_caching:\n  cache_ttl: 1h\n");
+    assert_eq!(
+        envelope_cache(&rt(or, "anthropic/claude-opus-4.7"), &hour),
+        Some(hermes_llm::CacheTtl::OneHour)
+    );
+}

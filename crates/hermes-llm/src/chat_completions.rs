@@ -1,19 +1,16 @@
 //! The OpenAI-compatible `POST /chat/completions` streaming transport.
 
 use std::fmt;
-use std::future::Future;
-use std::sync::Once;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use futures_util::stream::{self, BoxStream, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::Value;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{describe, request_id, truncate};
-use crate::pump::{Pump, WireEvents};
+#[cfg(test)]
+pub(crate) use crate::open::install_crypto_provider;
+use crate::open::{client, parse_base, post_sse};
+use crate::pump::{WireEvents, data_json};
 use crate::sse::SseEvent;
 use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta, wire};
 
@@ -30,6 +27,9 @@ pub struct ChatCompletionsConfig {
     pub idle_timeout: Duration,
     /// Longest wait for the TCP/TLS connection.
     pub connect_timeout: Duration,
+    /// Anthropic-style `cache_control` breakpoints (`system_and_3`, envelope layout) for
+    /// gateways that honour them on chat completions (Claude via OpenRouter).
+    pub prompt_cache: Option<crate::CacheTtl>,
 }
 
 impl Default for ChatCompletionsConfig {
@@ -40,6 +40,7 @@ impl Default for ChatCompletionsConfig {
             extra_headers: Vec::new(),
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(30),
+            prompt_cache: None,
         }
     }
 }
@@ -52,6 +53,22 @@ impl ChatCompletionsConfig {
             ..Self::default()
         }
     }
+
+    /// The trimmed base URL, parsed, and a client sending the extra headers
+    /// (shared with the Responses transport, which has the same settings).
+    pub(crate) fn client(&self) -> Result<(&str, reqwest::Url, reqwest::Client), LlmError> {
+        let base = self.base_url.trim().trim_end_matches('/');
+        let url = parse_base(base)?;
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.extra_headers {
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| LlmError::Config(format!("invalid header name {name:?}")))?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| LlmError::Config(format!("invalid value for header {name}")))?;
+            headers.append(header, value);
+        }
+        Ok((base, url, client(headers, self.connect_timeout)?))
+    }
 }
 
 /// A [`Provider`] speaking the OpenAI chat-completions protocol over SSE. `Debug`
@@ -62,6 +79,7 @@ pub struct ChatCompletionsProvider {
     endpoint: String,
     api_key: Option<String>,
     idle_timeout: Duration,
+    prompt_cache: Option<crate::CacheTtl>,
     client: reqwest::Client,
 }
 
@@ -92,52 +110,16 @@ impl fmt::Debug for ChatCompletionsProvider {
     }
 }
 
-/// Installs the process-wide rustls crypto provider (ring) once.
-pub(crate) fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Err means another provider is installed already, which is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
-/// Largest error body read from a failed response.
-pub(crate) const MAX_ERROR_READ: usize = 64 * 1024;
-/// Largest non-streamed completion body read.
-const MAX_JSON_READ: usize = 32 * 1024 * 1024;
-
 impl ChatCompletionsProvider {
     /// Validates `cfg` and builds the HTTP client.
     pub fn new(name: impl Into<String>, cfg: ChatCompletionsConfig) -> Result<Self, LlmError> {
-        let base = cfg.base_url.trim().trim_end_matches('/');
-        let url = reqwest::Url::parse(base)
-            .map_err(|e| LlmError::Config(format!("invalid base URL: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(LlmError::Config(format!(
-                "base URL must be http or https, not {}",
-                url.scheme()
-            )));
-        }
-        let mut headers = HeaderMap::new();
-        for (name, value) in &cfg.extra_headers {
-            let header = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| LlmError::Config(format!("invalid header name {name:?}")))?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|_| LlmError::Config(format!("invalid value for header {name}")))?;
-            headers.append(header, value);
-        }
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .connect_timeout(cfg.connect_timeout)
-            .build()
-            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))?;
+        let (base, _, client) = cfg.client()?;
         Ok(Self {
             name: name.into(),
             endpoint: format!("{base}/chat/completions"),
             api_key: cfg.api_key.filter(|k| !k.is_empty()),
             idle_timeout: cfg.idle_timeout,
+            prompt_cache: cfg.prompt_cache,
             client,
         })
     }
@@ -183,63 +165,22 @@ impl ChatCompletionsProvider {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<DeltaStream, LlmError> {
-        if cancel.is_cancelled() {
-            return Err(LlmError::Cancelled);
+        let mut body = wire::request_body(request);
+        if let Some(ttl) = self.prompt_cache {
+            wire::apply_envelope_cache(&mut body, ttl);
         }
-        let mut builder = self
-            .client
-            .post(&self.endpoint)
-            .header(ACCEPT, "text/event-stream")
-            .json(&wire::request_body(request));
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        let idle = self.idle_timeout;
-        let response = guarded(cancel, idle, "no response", builder.send())
-            .await?
-            .map_err(LlmError::from_reqwest)?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let req_id = request_id(&headers);
-        let mut body = response.bytes_stream().boxed();
-        if !status.is_success() {
-            // A body that cannot be read still leaves the status to report.
-            let bytes = match read_all(&mut body, cancel, idle, MAX_ERROR_READ).await {
-                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
-                Err(_) => Vec::new(),
-                Ok(bytes) => bytes,
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            return Err(LlmError::from_response_parts(
-                status.as_u16(),
-                &headers,
-                &text,
-            ));
-        }
-        let content_type = headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if content_type.contains("json") && !content_type.contains("event-stream") {
-            let bytes = read_all(&mut body, cancel, idle, MAX_JSON_READ).await?;
-            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                let text = String::from_utf8_lossy(&bytes);
-                LlmError::Decode(format!(
-                    "bad completion JSON ({e}): {}",
-                    truncate(&text, 200)
-                ))
-            })?;
-            let deltas = wire::completion_deltas(&value, req_id.as_deref())?;
-            return Ok(stream::iter(deltas.into_iter().map(Ok)).boxed());
-        }
-        Ok(Pump::stream(
-            body,
-            ChatChunks::default(),
-            req_id,
-            cancel.clone(),
-            idle,
-        ))
+        let key = self.api_key.as_deref();
+        post_sse(
+            &self.client,
+            &self.endpoint,
+            key,
+            &body,
+            cancel,
+            self.idle_timeout,
+        )
+        .await?
+        .sse("completion", wire::completion_deltas, ChatChunks::default())
+        .await
     }
 }
 
@@ -259,46 +200,6 @@ impl Provider for ChatCompletionsProvider {
     ) -> BoxFuture<'a, Result<DeltaStream, LlmError>> {
         Box::pin(self.start(request, cancel))
     }
-}
-
-/// Runs `fut` unless `cancel` fires first or `idle` passes.
-pub(crate) async fn guarded<T>(
-    cancel: &CancellationToken,
-    idle: Duration,
-    what: &str,
-    fut: impl Future<Output = T>,
-) -> Result<T, LlmError> {
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => Err(LlmError::Cancelled),
-        r = tokio::time::timeout(idle, fut) => {
-            r.map_err(|_| LlmError::Timeout(format!("{what} from the provider for {idle:?}")))
-        }
-    }
-}
-
-/// Reads a whole body, up to `max` bytes (the rest is dropped).
-pub(crate) async fn read_all(
-    body: &mut BoxStream<'static, reqwest::Result<Bytes>>,
-    cancel: &CancellationToken,
-    idle: Duration,
-    max: usize,
-) -> Result<Vec<u8>, LlmError> {
-    let mut out = Vec::new();
-    while let Some(chunk) = guarded(cancel, idle, "no data", body.next()).await? {
-        let chunk = chunk.map_err(|e| {
-            LlmError::Transport(format!(
-                "reading the response failed: {}",
-                describe(&e.without_url())
-            ))
-        })?;
-        let room = max.saturating_sub(out.len());
-        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if out.len() >= max {
-            break;
-        }
-    }
-    Ok(out)
 }
 
 /// OpenAI chat-completion chunks: `[DONE]` ends the stream; a close after a
@@ -322,9 +223,7 @@ impl WireEvents for ChatChunks {
         if data == "[DONE]" {
             return Ok(true);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::Decode(format!("bad stream chunk ({e}): {}", truncate(data, 200)))
-        })?;
+        let chunk = data_json(data, "chunk")?;
         if event.event.as_deref() == Some("error") {
             let error = chunk.get("error").unwrap_or(&chunk);
             return Err(wire::embedded_error(error, request_id));

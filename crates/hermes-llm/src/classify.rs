@@ -32,6 +32,12 @@ use crate::LlmError;
 use body::ParsedBody;
 use patterns::{self as p, any};
 pub use reason::FailoverReason;
+
+/// `text` with API keys, bearer tokens and secret parameters replaced by a marker
+/// (the redaction applied to error messages, shared with summaries of old turns).
+pub fn redact_secrets(text: &str) -> String {
+    text::redact(text)
+}
 use verdict::{self as v, Verdict};
 
 /// Context window assumed when the caller does not know the model's.

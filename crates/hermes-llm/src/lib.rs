@@ -13,6 +13,7 @@ pub mod classify;
 pub mod context_limits;
 pub mod credentials;
 mod error;
+mod open;
 pub mod pricing;
 mod provider;
 pub mod providers;

@@ -1,17 +1,17 @@
 //! Turning a streamed response body into a stream of deltas, shared by every
 //! streaming transport: queueing, idle timeout, cancellation, and ending with
 //! the error after the deltas that arrived before it. The body is split into
-//! frames by a [`Framing`] (SSE by default, AWS event-stream for Bedrock).
+//! frames by a [`Framing`] (SSE, or AWS event-stream for Bedrock).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use bytes::Bytes;
-use futures_util::stream::{self, BoxStream, StreamExt};
+use futures_util::stream::{self, StreamExt};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::chat_completions::guarded;
-use crate::error::describe;
+use crate::error::{describe, truncate};
+use crate::open::{Body, guarded};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::{DeltaStream, LlmError, StreamDelta};
 
@@ -52,9 +52,16 @@ pub(crate) trait WireEvents<F = SseEvent>: Send + 'static {
     fn on_eof(&self) -> Result<(), LlmError>;
 }
 
+/// The JSON in an SSE event's (trimmed, non-empty) `data`; `what` names it in
+/// a decode error (`bad stream {what}`).
+pub(crate) fn data_json(data: &str, what: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data)
+        .map_err(|e| LlmError::Decode(format!("bad stream {what} ({e}): {}", truncate(data, 200))))
+}
+
 /// One streamed response being turned into deltas.
-pub(crate) struct Pump<W, D = SseDecoder> {
-    body: BoxStream<'static, reqwest::Result<Bytes>>,
+pub(crate) struct Pump<W, D> {
+    body: Body,
     framing: D,
     wire: W,
     /// Decoded items not yet handed out; an error is always the last.
@@ -66,23 +73,11 @@ pub(crate) struct Pump<W, D = SseDecoder> {
     idle: Duration,
 }
 
-impl<W: WireEvents> Pump<W> {
-    /// A pump over the SSE `body`, stopping when `cancel` fires or no bytes arrive for `idle`.
-    pub(crate) fn stream(
-        body: BoxStream<'static, reqwest::Result<Bytes>>,
-        wire: W,
-        request_id: Option<String>,
-        cancel: CancellationToken,
-        idle: Duration,
-    ) -> DeltaStream {
-        Pump::framed(body, SseDecoder::new(), wire, request_id, cancel, idle)
-    }
-}
-
 impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
-    /// A pump over `body` split by `framing`, with the same stopping rules as [`Pump::stream`].
+    /// A pump over `body` split by `framing`, stopping when `cancel` fires or no
+    /// bytes arrive for `idle`.
     pub(crate) fn framed(
-        body: BoxStream<'static, reqwest::Result<Bytes>>,
+        body: Body,
         framing: D,
         wire: W,
         request_id: Option<String>,

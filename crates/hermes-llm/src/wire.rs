@@ -72,6 +72,57 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// Whether a marker inside this message's content would be honoured: only text
+/// content (a string or parts) can carry one on the chat-completions envelope.
+fn can_carry_marker(m: &Value) -> bool {
+    match &m["content"] {
+        Value::String(s) => !s.is_empty(),
+        Value::Array(parts) => parts.last().is_some_and(Value::is_object),
+        _ => false,
+    }
+}
+
+fn mark(m: &mut Value, marker: &Value) {
+    match &mut m["content"] {
+        Value::String(s) => {
+            let text = std::mem::take(s);
+            m["content"] = json!([{"type": "text", "text": text, "cache_control": marker}]);
+        }
+        Value::Array(parts) => {
+            if let Some(last) = parts.last_mut().filter(|p| p.is_object()) {
+                last["cache_control"] = marker.clone();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The `system_and_3` prompt-cache layout on a chat-completions body: breakpoints on
+/// the system message and the last three messages that can carry one.
+pub(crate) fn apply_envelope_cache(body: &mut Value, ttl: crate::CacheTtl) {
+    let marker = ttl.marker();
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let mut left = 4;
+    if let Some(first) = messages.first_mut()
+        && matches!(first["role"].as_str(), Some("system" | "developer"))
+        && can_carry_marker(first)
+    {
+        mark(first, &marker);
+        left -= 1;
+    }
+    let eligible: Vec<usize> = (0..messages.len())
+        .filter(|&i| {
+            !matches!(messages[i]["role"].as_str(), Some("system" | "developer"))
+                && can_carry_marker(&messages[i])
+        })
+        .collect();
+    for &i in eligible.iter().rev().take(left) {
+        mark(&mut messages[i], &marker);
+    }
+}
+
 /// One message on the wire. `reasoning` stays home: providers reject unknown
 /// fields. Content is `null` only for an assistant message with tool calls.
 pub(crate) fn message_json(m: &Message) -> Value {
@@ -282,6 +333,28 @@ pub(crate) fn completion_deltas(
         out.push(StreamDelta::Usage(parse_usage(usage)));
     }
     Ok(out)
+}
+
+/// A tool-call id restricted to `[a-zA-Z0-9_-]` (anything else becomes `_`),
+/// at most `max` characters, and `fallback` when empty: the ids the Anthropic
+/// and Bedrock APIs accept.
+pub(crate) fn restricted_id(id: &str, max: usize, fallback: &str) -> String {
+    let clean: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(max)
+        .collect();
+    if clean.is_empty() {
+        fallback.to_owned()
+    } else {
+        clean
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@ use hermes_protocol::{FinishReason, Message, ToolCall, ToolSchema, Usage};
 use serde_json::{Value, json};
 
 use super::{
-    chunk_deltas, completion_deltas, embedded_error, message_json, parse_usage, request_body,
+    apply_envelope_cache, chunk_deltas, completion_deltas, embedded_error, message_json, parse_usage, request_body,
 };
 use crate::{ChatRequest, LlmError, StreamDelta};
 
@@ -270,4 +270,41 @@ fn gpt5_gets_the_developer_role_on_the_wire_only() {
     assert_eq!(request_body(&req)["messages"][0]["role"], "developer");
     req.model = "gpt-4.1".into();
     assert_eq!(request_body(&req)["messages"][0]["role"], "system");
+}
+
+#[test]
+fn envelope_cache_marks_system_and_the_last_three_text_messages() {
+    let mut calls = Message::assistant("");
+    calls.content = None;
+    calls.tool_calls = vec![ToolCall::new("c1", "terminal", "{}")];
+    let req = ChatRequest {
+        model: "anthropic/claude-sonnet-4.5".into(),
+        messages: vec![
+            Message::system("sys"),
+            Message::user("one"),
+            Message::assistant("two"),
+            Message::user("three"),
+            calls,
+            Message::tool_result("c1", "terminal", "out"),
+            Message::user("four"),
+        ],
+        ..ChatRequest::default()
+    };
+    let mut body = request_body(&req);
+    apply_envelope_cache(&mut body, crate::CacheTtl::OneHour);
+    let msgs = body["messages"].as_array().unwrap();
+    let marked: Vec<usize> = msgs
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m["content"].is_array())
+        .map(|(i, _)| i)
+        .collect();
+    // The tool-call-only assistant cannot carry a marker, so it is skipped.
+    assert_eq!(marked, vec![0, 3, 5, 6]);
+    assert_eq!(
+        msgs[0]["content"][0],
+        json!({"type": "text", "text": "sys", "cache_control": {"type": "ephemeral", "ttl": "1h"}})
+    );
+    assert_eq!(msgs[1]["content"], "one");
+    assert!(msgs[4]["content"].is_null());
 }

@@ -1,6 +1,6 @@
 //! Where Hermes keeps its state and how it is configured: [`HermesHome`],
 //! the [`Env`] snapshot (process environment + `.env`), the layered [`Config`], and the
-//! session database [`SessionDb`] (`state.db`).
+//! session database [`SessionDb`] (`state.db`), and the persistent [`memory`] files.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod config;
@@ -8,6 +8,7 @@ pub mod config_edit;
 pub mod context_cache;
 mod env;
 mod home;
+pub mod memory;
 pub mod session_db;
 pub mod time;
 

@@ -3,6 +3,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builtin;
+pub mod injection;
 pub mod paths;
 mod registry;
 mod tool;

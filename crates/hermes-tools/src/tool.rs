@@ -111,6 +111,11 @@ pub trait Tool: Send + Sync {
     fn parallel_class(&self) -> ParallelClass {
         ParallelClass::Exclusive
     }
+    /// Text to re-inject after the conversation is compacted (the todo list), so state
+    /// the model relies on survives the summary; `None` for most tools.
+    fn compaction_note(&self) -> Option<String> {
+        None
+    }
     /// Results longer than this (in characters) are truncated before the model sees them.
     fn max_result_chars(&self) -> usize {
         100_000

@@ -8,19 +8,14 @@ use std::fmt;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use futures_util::stream::{self, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use request::{FALLBACK_MAX_TOKENS, default_max_tokens};
 
-use crate::chat_completions::{MAX_ERROR_READ, guarded, install_crypto_provider, read_all};
-
-/// Largest non-streamed message body read.
-const MAX_JSON_READ: usize = 32 * 1024 * 1024;
-use crate::error::{describe, request_id, truncate};
-use crate::pump::{Pump, WireEvents};
+use crate::open::{client, parse_base, post_sse};
+use crate::pump::{WireEvents, data_json};
 use crate::sse::SseEvent;
 use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta};
 use events::EventDecoder;
@@ -56,6 +51,25 @@ pub struct AnthropicConfig {
     pub cache_ttl: CacheTtl,
     /// `agent.reasoning_effort` (`low` … `xhigh`, `none`); `None` asks for no thinking.
     pub reasoning_effort: Option<String>,
+}
+
+impl CacheTtl {
+    /// The `cache_control` marker for this lifetime.
+    pub fn marker(self) -> serde_json::Value {
+        match self {
+            CacheTtl::FiveMinutes => serde_json::json!({"type": "ephemeral"}),
+            CacheTtl::OneHour => serde_json::json!({"type": "ephemeral", "ttl": "1h"}),
+        }
+    }
+
+    /// Parses `prompt_caching.cache_ttl` (`5m` or `1h`); anything else is `None`.
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw.trim() {
+            "5m" => Some(CacheTtl::FiveMinutes),
+            "1h" => Some(CacheTtl::OneHour),
+            _ => None,
+        }
+    }
 }
 
 impl Default for AnthropicConfig {
@@ -133,14 +147,7 @@ impl AnthropicProvider {
     /// Validates `cfg` and builds the HTTP client.
     pub fn new(name: impl Into<String>, cfg: AnthropicConfig) -> Result<Self, LlmError> {
         let base = cfg.base_url.trim().trim_end_matches('/');
-        let url = reqwest::Url::parse(base)
-            .map_err(|e| LlmError::Config(format!("invalid base URL: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(LlmError::Config(format!(
-                "base URL must be http or https, not {}",
-                url.scheme()
-            )));
-        }
+        parse_base(base)?;
         let root = base.strip_suffix("/v1").unwrap_or(base);
         let mut headers = HeaderMap::new();
         if !cfg.api_key.is_empty() {
@@ -160,13 +167,7 @@ impl AnthropicProvider {
             let joined = betas.join(",");
             headers.insert("anthropic-beta", header_value("anthropic-beta", &joined)?);
         }
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .connect_timeout(cfg.connect_timeout)
-            .build()
-            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))?;
+        let client = client(headers, cfg.connect_timeout)?;
         Ok(Self {
             name: name.into(),
             endpoint: format!("{root}/v1/messages"),
@@ -196,56 +197,18 @@ impl AnthropicProvider {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<DeltaStream, LlmError> {
-        if cancel.is_cancelled() {
-            return Err(LlmError::Cancelled);
-        }
-        let builder = self
-            .client
-            .post(&self.endpoint)
-            .header(ACCEPT, "text/event-stream")
-            .json(&self.request_body(request));
-        let idle = self.idle_timeout;
-        let response = guarded(cancel, idle, "no response", builder.send())
-            .await?
-            .map_err(LlmError::from_reqwest)?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let mut body = response.bytes_stream().boxed();
-        if !status.is_success() {
-            let bytes = match read_all(&mut body, cancel, idle, MAX_ERROR_READ).await {
-                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
-                Err(_) => Vec::new(),
-                Ok(bytes) => bytes,
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            return Err(LlmError::from_response_parts(
-                status.as_u16(),
-                &headers,
-                &text,
-            ));
-        }
-        let req_id = request_id(&headers);
-        let content_type = headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if content_type.contains("json") && !content_type.contains("event-stream") {
-            let bytes = read_all(&mut body, cancel, idle, MAX_JSON_READ).await?;
-            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                let text = String::from_utf8_lossy(&bytes);
-                LlmError::Decode(format!("bad message JSON ({e}): {}", truncate(&text, 200)))
-            })?;
-            let deltas = events::message_deltas(&value, req_id.as_deref())?;
-            return Ok(stream::iter(deltas.into_iter().map(Ok)).boxed());
-        }
-        Ok(Pump::stream(
-            body,
-            EventDecoder::default(),
-            req_id,
-            cancel.clone(),
-            idle,
-        ))
+        let body = self.request_body(request);
+        post_sse(
+            &self.client,
+            &self.endpoint,
+            None,
+            &body,
+            cancel,
+            self.idle_timeout,
+        )
+        .await?
+        .sse("message", events::message_deltas, EventDecoder::default())
+        .await
     }
 }
 
@@ -275,10 +238,7 @@ impl WireEvents for EventDecoder {
         if data.is_empty() {
             return Ok(false);
         }
-        let value: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::Decode(format!("bad stream event ({e}): {}", truncate(data, 200)))
-        })?;
-        self.event(&value, request_id, out)?;
+        self.event(&data_json(data, "event")?, request_id, out)?;
         Ok(self.stopped)
     }
 

@@ -45,21 +45,7 @@ pub fn default_max_tokens(model: &str) -> u32 {
 
 /// A tool id restricted to `[a-zA-Z0-9_-]`, never empty.
 fn tool_id(id: &str) -> String {
-    let clean: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if clean.is_empty() {
-        "tool_0".to_owned()
-    } else {
-        clean
-    }
+    crate::wire::restricted_id(id, usize::MAX, "tool_0")
 }
 
 fn text_block(text: &str) -> Value {
@@ -176,10 +162,7 @@ fn convert(messages: &[Message]) -> Converted {
 }
 
 fn cache_marker(ttl: CacheTtl) -> Value {
-    match ttl {
-        CacheTtl::FiveMinutes => json!({"type": "ephemeral"}),
-        CacheTtl::OneHour => json!({"type": "ephemeral", "ttl": "1h"}),
-    }
+    ttl.marker()
 }
 
 fn mark(block: Option<&mut Value>, marker: &Value) {

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::future::BoxFuture;
-use futures_util::stream::{self, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -20,9 +19,8 @@ use tokio_util::sync::CancellationToken;
 pub use request::{DEFAULT_MAX_TOKENS, supports_tools};
 pub use sigv4::AwsCredentials;
 
-use crate::chat_completions::{MAX_ERROR_READ, guarded, install_crypto_provider, read_all};
-use crate::error::{describe, retry_after, truncate};
-use crate::pump::Pump;
+use crate::error::retry_after;
+use crate::open::{Opened, client, open, ready};
 use crate::{ChatRequest, DeltaStream, LlmError, Provider};
 use events::ConverseEvents;
 use eventstream::EventStreamDecoder;
@@ -31,8 +29,6 @@ use eventstream::EventStreamDecoder;
 pub const SERVICE: &str = "bedrock";
 /// The region used when nothing names one (as the reference does).
 pub const DEFAULT_REGION: &str = "us-east-1";
-/// Largest non-streamed Converse response read.
-const MAX_JSON_READ: usize = 32 * 1024 * 1024;
 
 /// The runtime endpoint of `region`.
 pub fn endpoint_for_region(region: &str) -> String {
@@ -239,12 +235,7 @@ impl BedrockProvider {
         if region.is_empty() {
             return Err(LlmError::Config("Bedrock needs an AWS region".into()));
         }
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(cfg.connect_timeout)
-            .build()
-            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))?;
+        let client = client(HeaderMap::new(), cfg.connect_timeout)?;
         Ok(Self {
             name: name.into(),
             endpoint,
@@ -319,15 +310,15 @@ impl BedrockProvider {
         Ok(headers)
     }
 
-    /// Sends a signed POST of `body` to `url`, returning the response or the
-    /// mapped HTTP error.
+    /// Opens a signed POST of `body` to `url`; an HTTP error is mapped from
+    /// its AWS exception.
     async fn post(
         &self,
         url: &str,
         accept: &'static str,
         body: Vec<u8>,
         cancel: &CancellationToken,
-    ) -> Result<reqwest::Response, LlmError> {
+    ) -> Result<Opened, LlmError> {
         let headers = self.auth_headers(url, &body)?;
         let builder = self
             .client
@@ -336,25 +327,7 @@ impl BedrockProvider {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept)
             .body(body);
-        let response = guarded(cancel, self.idle_timeout, "no response", builder.send())
-            .await?
-            .map_err(LlmError::from_reqwest)?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let headers = response.headers().clone();
-        let mut stream = response.bytes_stream().boxed();
-        let bytes = match read_all(&mut stream, cancel, self.idle_timeout, MAX_ERROR_READ).await {
-            Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
-            Err(_) => Vec::new(),
-            Ok(bytes) => bytes,
-        };
-        Err(http_error(
-            status.as_u16(),
-            &headers,
-            &String::from_utf8_lossy(&bytes),
-        ))
+        open(builder, cancel, self.idle_timeout, http_error).await
     }
 
     /// A non-streamed Converse call, as deltas.
@@ -364,17 +337,12 @@ impl BedrockProvider {
         body: Vec<u8>,
         cancel: &CancellationToken,
     ) -> Result<DeltaStream, LlmError> {
-        let response = self
+        let value = self
             .post(&self.converse_url(model), "application/json", body, cancel)
+            .await?
+            .json("Converse")
             .await?;
-        let mut stream = response.bytes_stream().boxed();
-        let bytes = read_all(&mut stream, cancel, self.idle_timeout, MAX_JSON_READ).await?;
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            let text = String::from_utf8_lossy(&bytes);
-            LlmError::Decode(format!("bad Converse JSON ({e}): {}", truncate(&text, 200)))
-        })?;
-        let deltas = events::response_deltas(&value)?;
-        Ok(stream::iter(deltas.into_iter().map(Ok)).boxed())
+        Ok(ready(events::response_deltas(&value)?))
     }
 
     async fn start(
@@ -391,7 +359,7 @@ impl BedrockProvider {
         let body = serde_json::to_vec(&self.request_body(request))
             .map_err(|e| LlmError::Decode(format!("cannot encode the request: {e}")))?;
         let url = self.stream_url(&request.model);
-        let response = match self
+        let opened = match self
             .post(
                 &url,
                 "application/vnd.amazon.eventstream",
@@ -414,15 +382,8 @@ impl BedrockProvider {
             }
             other => other?,
         };
-        let req_id = aws_request_id(response.headers());
-        Ok(Pump::framed(
-            response.bytes_stream().boxed(),
-            EventStreamDecoder::new(),
-            ConverseEvents::default(),
-            req_id,
-            cancel.clone(),
-            self.idle_timeout,
-        ))
+        let req_id = aws_request_id(&opened.headers);
+        Ok(opened.pump(EventStreamDecoder::new(), ConverseEvents::default(), req_id))
     }
 }
 

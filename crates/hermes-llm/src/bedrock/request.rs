@@ -36,22 +36,7 @@ fn safe_text(text: &str) -> &str {
 
 /// A tool-use id restricted to `[a-zA-Z0-9_-]`, at most 64 characters, never empty.
 fn tool_use_id(id: &str) -> String {
-    let clean: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if clean.is_empty() {
-        "tooluse_0".to_owned()
-    } else {
-        clean
-    }
+    crate::wire::restricted_id(id, 64, "tooluse_0")
 }
 
 /// Appends `blocks` as a `role` turn, merged into the previous turn when it

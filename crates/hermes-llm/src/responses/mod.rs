@@ -7,25 +7,18 @@ mod request;
 use std::fmt;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use futures_util::stream::{self, BoxStream, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use request::FALLBACK_INSTRUCTIONS;
 
 use crate::api_mode::host_of;
-use crate::chat_completions::{MAX_ERROR_READ, guarded, install_crypto_provider, read_all};
-use crate::error::{describe, request_id, truncate};
-use crate::pump::{Pump, WireEvents};
+use crate::open::{Opened, post_sse};
+use crate::pump::{WireEvents, data_json};
 use crate::sse::SseEvent;
 use crate::{ChatCompletionsConfig, ChatRequest, DeltaStream, LlmError, Provider, StreamDelta};
 use events::EventDecoder;
-
-/// Largest non-streamed response body read.
-const MAX_JSON_READ: usize = 32 * 1024 * 1024;
 
 /// Where and how to reach a Responses endpoint: the same settings as an
 /// OpenAI-compatible chat endpoint (`base_url` up to and including `/v1`).
@@ -57,30 +50,7 @@ impl fmt::Debug for ResponsesProvider {
 impl ResponsesProvider {
     /// Validates `cfg` and builds the HTTP client.
     pub fn new(name: impl Into<String>, cfg: ResponsesConfig) -> Result<Self, LlmError> {
-        let base = cfg.base_url.trim().trim_end_matches('/');
-        let url = reqwest::Url::parse(base)
-            .map_err(|e| LlmError::Config(format!("invalid base URL: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(LlmError::Config(format!(
-                "base URL must be http or https, not {}",
-                url.scheme()
-            )));
-        }
-        let mut headers = HeaderMap::new();
-        for (name, value) in &cfg.extra_headers {
-            let header = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| LlmError::Config(format!("invalid header name {name:?}")))?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|_| LlmError::Config(format!("invalid value for header {name}")))?;
-            headers.append(header, value);
-        }
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .connect_timeout(cfg.connect_timeout)
-            .build()
-            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))?;
+        let (base, url, client) = cfg.client()?;
         let codex_backend =
             host_of(base) == "chatgpt.com" && url.path().contains("/backend-api/codex");
         Ok(Self {
@@ -111,99 +81,38 @@ impl ResponsesProvider {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<DeltaStream, LlmError> {
-        if cancel.is_cancelled() {
-            return Err(LlmError::Cancelled);
-        }
-        let idle = self.idle_timeout;
-        let mut sent = self.post(&self.request_body(request), cancel).await?;
-        if !sent.0.is_success() {
-            let error = failure(sent, cancel, idle).await?;
+        let opened = match self.post(&self.request_body(request), cancel).await {
             // Encrypted reasoning is sealed to the endpoint that minted it; after a
             // provider or key change it is rejected, so the call is made once more
             // without it, as the reference does.
-            if !(request::replays_reasoning(request) && is_invalid_encrypted(&error)) {
-                return Err(error);
+            Err(error) if request::replays_reasoning(request) && is_invalid_encrypted(&error) => {
+                let flavor = request::Flavor {
+                    drop_reasoning: true,
+                    ..self.flavor
+                };
+                self.post(&request::request_body(request, flavor), cancel)
+                    .await?
             }
-            let flavor = request::Flavor {
-                drop_reasoning: true,
-                ..self.flavor
-            };
-            sent = self
-                .post(&request::request_body(request, flavor), cancel)
-                .await?;
-            if !sent.0.is_success() {
-                return Err(failure(sent, cancel, idle).await?);
-            }
-        }
-        let (_, headers, mut body) = sent;
-        let req_id = request_id(&headers);
-        let content_type = headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if content_type.contains("json") && !content_type.contains("event-stream") {
-            let bytes = read_all(&mut body, cancel, idle, MAX_JSON_READ).await?;
-            let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                let text = String::from_utf8_lossy(&bytes);
-                LlmError::Decode(format!("bad response JSON ({e}): {}", truncate(&text, 200)))
-            })?;
-            let deltas = events::response_deltas(&value, req_id.as_deref())?;
-            return Ok(stream::iter(deltas.into_iter().map(Ok)).boxed());
-        }
-        Ok(Pump::stream(
+            other => other?,
+        };
+        opened
+            .sse("response", events::response_deltas, EventDecoder::default())
+            .await
+    }
+
+    /// Opens a streamed request with one request body.
+    async fn post(&self, body: &Value, cancel: &CancellationToken) -> Result<Opened, LlmError> {
+        let key = self.api_key.as_deref();
+        post_sse(
+            &self.client,
+            &self.endpoint,
+            key,
             body,
-            EventDecoder::default(),
-            req_id,
-            cancel.clone(),
-            idle,
-        ))
+            cancel,
+            self.idle_timeout,
+        )
+        .await
     }
-
-    /// Sends one request body; the response's status, headers and body stream.
-    async fn post(&self, body: &Value, cancel: &CancellationToken) -> Result<Sent, LlmError> {
-        let mut builder = self
-            .client
-            .post(&self.endpoint)
-            .header(ACCEPT, "text/event-stream")
-            .json(body);
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        let response = guarded(cancel, self.idle_timeout, "no response", builder.send())
-            .await?
-            .map_err(LlmError::from_reqwest)?;
-        let headers = response.headers().clone();
-        Ok((response.status(), headers, response.bytes_stream().boxed()))
-    }
-}
-
-/// A response as received: status, headers and the body still to read.
-type Sent = (
-    reqwest::StatusCode,
-    HeaderMap,
-    BoxStream<'static, reqwest::Result<Bytes>>,
-);
-
-/// The error a non-success response stands for; `Err` only when cancelled.
-async fn failure(
-    sent: Sent,
-    cancel: &CancellationToken,
-    idle: Duration,
-) -> Result<LlmError, LlmError> {
-    let (status, headers, mut body) = sent;
-    // A body that cannot be read still leaves the status to report.
-    let bytes = match read_all(&mut body, cancel, idle, MAX_ERROR_READ).await {
-        Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
-        Err(_) => Vec::new(),
-        Ok(bytes) => bytes,
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(LlmError::from_response_parts(
-        status.as_u16(),
-        &headers,
-        &text,
-    ))
 }
 
 /// Whether the server refused replayed reasoning it cannot decrypt.
@@ -242,9 +151,7 @@ impl WireEvents for EventDecoder {
             // Some proxies close with `[DONE]`; before a terminal event it is a cut.
             return self.on_eof().map(|()| true);
         }
-        let value: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::Decode(format!("bad stream event ({e}): {}", truncate(data, 200)))
-        })?;
+        let value = data_json(data, "event")?;
         self.event(&value, event.event.as_deref(), request_id, out)?;
         Ok(self.done)
     }

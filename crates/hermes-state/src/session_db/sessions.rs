@@ -247,6 +247,36 @@ impl SessionDb {
         }
     }
 
+    /// The title for the next session of a lineage: `"t"` → `"t #2"` → `"t #3"` …, from the
+    /// highest number in use (the unnumbered original counts as #1), like the reference.
+    pub fn next_title_in_lineage(&self, title: &str) -> Result<String, DbError> {
+        const CTX: &str = "numbering a title";
+        let base = match title.rsplit_once(" #") {
+            Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => b,
+            _ => title,
+        };
+        let pattern = format!("{} #%", sql::like_escape(base));
+        let mut stmt = self
+            .conn
+            .prepare("SELECT title FROM sessions WHERE title = ?1 OR title LIKE ?2 ESCAPE '\\'")
+            .ctx(CTX)?;
+        let titles: Vec<String> = stmt
+            .query_map([base, pattern.as_str()], |r| r.get(0))
+            .ctx(CTX)?
+            .collect::<Result<_, _>>()
+            .ctx(CTX)?;
+        if titles.is_empty() {
+            return Ok(base.to_owned());
+        }
+        let highest = titles
+            .iter()
+            .filter_map(|t| t.rsplit_once(" #").and_then(|(_, n)| n.parse::<u64>().ok()))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        Ok(format!("{base} #{}", highest + 1))
+    }
+
     /// Resolves a title to a session id, preferring the newest numbered continuation
     /// (`"title #2"`, `"title #3"` …) over the exact title, like the reference.
     pub fn resolve_by_title(&self, title: &str) -> Result<Option<String>, DbError> {

@@ -515,3 +515,17 @@ fn session_count_excludes_archived() {
         .unwrap();
     assert_eq!(db.session_count().unwrap(), 1);
 }
+
+#[test]
+fn lineage_titles_are_numbered() {
+    let (_d, mut db) = temp_db();
+    assert_eq!(db.next_title_in_lineage("fix build").unwrap(), "fix build");
+    db.create_session(&session("a", 1.0)).unwrap();
+    db.set_title("a", "fix build").unwrap();
+    assert_eq!(db.next_title_in_lineage("fix build").unwrap(), "fix build #2");
+    db.create_session(&session("b", 2.0)).unwrap();
+    db.set_title("b", "fix build #2").unwrap();
+    assert_eq!(db.next_title_in_lineage("fix build #2").unwrap(), "fix build #3");
+    // LIKE wildcards in the title match only themselves.
+    assert_eq!(db.next_title_in_lineage("100% _done").unwrap(), "100% _done");
+}

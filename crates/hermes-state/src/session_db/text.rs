@@ -1,10 +1,6 @@
 //! Text clean-up shared with the reference: title sanitising, the memory-context scrubber
 //! applied when a transcript is replayed, and the background-review harness filter.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::error::DbError;
 
 /// Longest title accepted, in characters (after cleaning).
@@ -46,30 +42,9 @@ pub fn sanitize_title(title: &str) -> Result<Option<String>, DbError> {
     Ok(Some(out))
 }
 
-static MEMORY_BLOCK: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?i)<\s*memory-context\s*>[\s\S]*?</\s*memory-context\s*>").ok());
-static MEMORY_NOTE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\[System note:\s*The following is recalled memory context,\s*NOT new user input\.\s*Treat as (?:informational background data|authoritative reference data[^\]]*)\.\]\s*",
-    )
-    .ok()
-});
-static MEMORY_TAG: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?i)</?\s*memory-context\s*>").ok());
-
-/// Removes injected `<memory-context>` blocks, their system note and stray fence tags.
-pub(crate) fn sanitize_context(text: &str) -> String {
-    let mut out = text.to_owned();
-    for re in [&*MEMORY_BLOCK, &*MEMORY_NOTE, &*MEMORY_TAG]
-        .into_iter()
-        .flatten()
-    {
-        if re.is_match(&out) {
-            out = re.replace_all(&out, "").into_owned();
-        }
-    }
-    out
-}
+/// Removes injected `<memory-context>` blocks, their system note and stray fence tags
+/// (shared with the memory fence so both strip exactly the same shapes).
+pub(crate) use crate::memory::fence::sanitize_context;
 
 const REVIEW_HARNESS_PREFIXES: [&str; 2] = [
     "Review the conversation above and update the skill library",

@@ -1,5 +1,6 @@
 //! The built-in local tools.
 
+pub mod memory;
 pub mod patch;
 pub mod read_file;
 pub mod search_files;

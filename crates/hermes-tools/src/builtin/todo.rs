@@ -197,6 +197,13 @@ impl Tool for TodoTool {
         "📋"
     }
 
+    fn compaction_note(&self) -> Option<String> {
+        self.list
+            .lock()
+            .ok()
+            .and_then(|list| list.format_for_injection())
+    }
+
     fn parallel_class(&self) -> ParallelClass {
         ParallelClass::Exclusive
     }

@@ -1,0 +1,290 @@
+//! The agent's side of compression: deciding when (preflight over the threshold, or a
+//! provider's overflow error), asking the auxiliary model for the summary (falling back
+//! to the main model, then to a local summary), swapping the conversation, re-injecting
+//! tool state (the todo list) and continuing the transcript in a child session.
+
+use std::time::{Duration, Instant};
+
+use hermes_llm::{ChatRequest, LlmError, complete};
+use hermes_protocol::{Event, Message, Role};
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, AgentError};
+use crate::EventSink;
+use crate::compress::fallback_summary;
+use crate::overflow::{CANNOT_SHRINK, OverflowState, Recovery, recover};
+use crate::resilience::{Route, approx_tokens};
+
+/// How long a failed auxiliary model is skipped before being tried again.
+const AUXILIARY_COOLDOWN: Duration = Duration::from_secs(600);
+
+/// Why a compression ran, for the status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// The prompt crossed the threshold before a call.
+    Preflight,
+    /// The provider rejected the request as too large.
+    Overflow,
+    /// The user asked (`/compress [topic]`).
+    Manual,
+}
+
+impl Agent {
+    fn tool_schema_tokens(&self, offer_tools: bool) -> u64 {
+        if !offer_tools {
+            return 0;
+        }
+        self.tools
+            .schemas()
+            .iter()
+            .map(|t| (t.name.len() + t.description.len() + t.parameters.to_string().len()) as u64)
+            .sum::<u64>()
+            / 4
+    }
+
+    /// Compresses before a call whose prompt would cross the threshold.
+    pub(super) async fn preflight(
+        &mut self,
+        offer_tools: bool,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let tokens = approx_tokens(&self.messages) as u64 + self.tool_schema_tokens(offer_tools);
+        if !self.compressor.should_compress(tokens) {
+            return Ok(());
+        }
+        self.compress_with(Trigger::Preflight, None, None, events, cancel)
+            .await
+            .map(|_| ())
+    }
+
+    /// Compresses the conversation now (`/compress [focus]`). `Ok(false)` when there
+    /// was nothing to compress.
+    pub async fn compress(
+        &mut self,
+        focus: Option<&str>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<bool, AgentError> {
+        self.compress_with(Trigger::Manual, focus, None, events, cancel)
+            .await
+    }
+
+    /// The five phases plus the session bookkeeping. `Ok(false)` when nothing changed.
+    async fn compress_with(
+        &mut self,
+        trigger: Trigger,
+        focus: Option<&str>,
+        tail_budget: Option<usize>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<bool, AgentError> {
+        let Some(plan) = self.compressor.plan(&self.messages, tail_budget) else {
+            return Ok(false);
+        };
+        let before_tokens = approx_tokens(&self.messages);
+        let before_len = self.messages.len();
+        let (prompt, budget) = self.compressor.summary_request(&plan, focus);
+        let summary = match self.summarize(prompt, budget, events, cancel).await {
+            Ok(text) => text,
+            Err(LlmError::Cancelled) => return Err(LlmError::Cancelled.into()),
+            Err(e) => {
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "Compression summary failed ({e}); inserted a locally built summary instead."
+                    ),
+                });
+                fallback_summary(plan.span(), Some(&e.to_string()))
+            }
+        };
+        let mut compressed = self.compressor.assemble(plan, &summary);
+        self.reinject_tool_state(&mut compressed);
+        let after_tokens = approx_tokens(&compressed);
+        let effective = self.compressor.record_savings(before_tokens, after_tokens);
+        let after_len = compressed.len();
+        self.messages = compressed;
+        let what = match trigger {
+            Trigger::Preflight => "Context over the compression threshold",
+            Trigger::Overflow => "Context too large for the model",
+            Trigger::Manual => "Compression requested",
+        };
+        let _ = events.send(Event::Status {
+            message: format!(
+                "{what}: compressed {before_len} → {after_len} messages (~{before_tokens} → ~{after_tokens} tokens)."
+            ),
+        });
+        if !effective && self.compressor.thrashing() {
+            let _ = events.send(Event::Status {
+                message: "Compression is saving little; automatic compression is paused for this \
+                          session. Start a new session, or compress with a focus topic."
+                    .to_owned(),
+            });
+        }
+        self.continue_in_child_session(events);
+        Ok(true)
+    }
+
+    /// Appends what tools want carried across a compaction (the todo list) as a user
+    /// turn, merged into a trailing user message so roles keep alternating.
+    fn reinject_tool_state(&self, messages: &mut Vec<Message>) {
+        let notes: Vec<String> = self
+            .tools
+            .names()
+            .filter_map(|n| self.tools.get(n))
+            .filter_map(|t| t.compaction_note())
+            .collect();
+        if notes.is_empty() {
+            return;
+        }
+        let note = notes.join("\n\n");
+        match messages.last_mut() {
+            Some(last) if last.role == Role::User => {
+                last.content = Some(format!("{}\n\n{note}", last.text()));
+            }
+            _ => messages.push(Message::user(note)),
+        }
+    }
+
+    /// Moves the transcript to a child session (the reference's lineage on compression).
+    fn continue_in_child_session(&mut self, events: &EventSink) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        let message = match store.fork(&self.messages) {
+            Ok(Some(id)) => {
+                let parent = std::mem::replace(&mut self.options.session_id, id.clone());
+                format!("Session continues as {id} (compacted from {parent}).")
+            }
+            Ok(None) => return,
+            Err(e) => format!("Could not start the compacted session in the store: {e}"),
+        };
+        let _ = events.send(Event::Status { message });
+    }
+
+    /// Asks the auxiliary model (then the main model) for the summary text.
+    async fn summarize(
+        &mut self,
+        prompt: String,
+        budget: usize,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<String, LlmError> {
+        let main = self.routes[self.active].clone();
+        let cooling = self
+            .auxiliary_failed
+            .is_some_and(|t| t.elapsed() < AUXILIARY_COOLDOWN);
+        let mut routes: Vec<Route> = Vec::with_capacity(2);
+        if let Some(aux) = self.auxiliary.clone().filter(|_| !cooling) {
+            routes.push(aux);
+        }
+        routes.push(main);
+        let max_tokens = u32::try_from(budget + budget / 2).unwrap_or(u32::MAX);
+        let mut last = LlmError::Decode("no summarizer".into());
+        for (i, route) in routes.iter().enumerate() {
+            let request = ChatRequest {
+                model: route.model.clone(),
+                messages: vec![Message::user(prompt.clone())],
+                max_tokens: Some(max_tokens),
+                ..ChatRequest::default()
+            };
+            match complete(route.provider.as_ref(), &request, cancel).await {
+                Ok(done) if !done.message.text().trim().is_empty() => {
+                    return Ok(done.message.text().trim().to_owned());
+                }
+                Ok(_) => last = LlmError::Decode("the summarizer returned no text".into()),
+                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled),
+                Err(e) => last = e,
+            }
+            if i + 1 < routes.len() {
+                self.auxiliary_failed = Some(Instant::now());
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "Compression model {} failed ({last}); summarizing with the main model. \
+                         Check auxiliary.compression in config.yaml.",
+                        route.model
+                    ),
+                });
+            }
+        }
+        Err(last)
+    }
+
+    /// Applies [`recover`]'s decision for an overflow error; `Err` ends the turn.
+    pub(super) async fn recover_overflow(
+        &mut self,
+        message: &str,
+        offer_tools: bool,
+        attempts: &mut u32,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let tools = if offer_tools {
+            self.tools.schemas()
+        } else {
+            Vec::new()
+        };
+        let before = self.compressor.context_length();
+        let mut window = before;
+        let decision = recover(
+            message,
+            &self.messages,
+            &tools,
+            OverflowState {
+                context_length: &mut window,
+                confirmed_limit: &mut self.confirmed_limit,
+                attempts,
+            },
+        );
+        if window < before {
+            self.compressor.set_context_length(window);
+            let _ = events.send(Event::Status {
+                message: format!(
+                    "Context window reported by the provider: {window} tokens (was {before})."
+                ),
+            });
+        }
+        match decision {
+            Recovery::ShrinkOutput {
+                max_tokens,
+                available,
+            } => {
+                self.output_cap = Some(max_tokens);
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "Output cap too large for this prompt: retrying with max_tokens={max_tokens} \
+                         (the provider has room for {available})."
+                    ),
+                });
+                Ok(())
+            }
+            Recovery::Compress {
+                tail_budget,
+                lowered,
+            } => {
+                let changed = self
+                    .compress_with(Trigger::Overflow, None, Some(tail_budget), events, cancel)
+                    .await?;
+                if !changed && !lowered {
+                    return Err(AgentError::ContextExhausted(CANNOT_SHRINK.to_owned()));
+                }
+                Ok(())
+            }
+            Recovery::GiveUp(why) => Err(AgentError::ContextExhausted(why)),
+        }
+    }
+
+    /// Saves a provider-confirmed window once a call with it succeeded.
+    pub(super) fn remember_confirmed_limit(&mut self, events: &EventSink) {
+        let Some(limit) = self.confirmed_limit.take() else {
+            return;
+        };
+        let model = self.routes[self.active].model.clone();
+        if let Some(store) = self.limits.as_mut() {
+            let message = match store.save_context_length(&model, limit) {
+                Ok(()) => format!("Remembered the context window of {model}: {limit} tokens."),
+                Err(e) => format!("Could not remember the context window of {model}: {e}"),
+            };
+            let _ = events.send(Event::Status { message });
+        }
+    }
+}

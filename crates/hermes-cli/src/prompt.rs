@@ -1,0 +1,66 @@
+//! The layered system prompt for a new session, from this process's
+//! surroundings (OS, home, working directory, clock).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hermes_agent::prompt::{self, PromptInputs};
+use hermes_state::{Env, HermesHome};
+
+/// What the session knows when it builds its prompt.
+pub struct PromptContext<'a> {
+    /// HERMES_HOME (SOUL.md lives there).
+    pub home: &'a HermesHome,
+    /// The environment, for `HOME`.
+    pub env: &'a Env,
+    /// The working directory, where context files are looked up.
+    pub cwd: &'a Path,
+    /// The model name.
+    pub model: &'a str,
+    /// The provider name.
+    pub provider: &'a str,
+    /// Names of the tools offered to the model.
+    pub tools: Vec<String>,
+    /// `--ignore-rules`: no SOUL.md, context files or memory.
+    pub ignore_rules: bool,
+    /// Hook for the memory store: its frozen, pre-rendered snapshot.
+    pub memory_block: Option<String>,
+}
+
+/// Builds the prompt and reports blocked or truncated files on stderr.
+pub fn build_system_prompt(ctx: PromptContext<'_>) -> String {
+    let now_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    let inputs = PromptInputs {
+        hermes_home: Some(ctx.home.root().to_path_buf()),
+        home_dir: ctx.env.get("HOME").map(Into::into),
+        cwd: ctx.cwd.to_path_buf(),
+        os: prompt::host_description(std::env::consts::OS, os_release().as_deref()),
+        platform: "cli".into(),
+        model: ctx.model.to_owned(),
+        provider: ctx.provider.to_owned(),
+        tools: ctx.tools,
+        // Skills arrive with the skills feature; until then there is no index.
+        skills: Vec::new(),
+        memory_block: ctx.memory_block,
+        ignore_rules: ctx.ignore_rules,
+        now_unix,
+    };
+    let built = prompt::build(&inputs);
+    let mut err = std::io::stderr();
+    for warning in &built.warnings {
+        let _ = writeln!(err, "warning: {warning}");
+    }
+    built.text
+}
+
+/// The kernel release on Linux; elsewhere the OS name alone is enough.
+fn os_release() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}
