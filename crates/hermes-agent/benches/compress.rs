@@ -17,15 +17,24 @@ fn history(n: usize) -> Vec<Message> {
     let mut v = vec![Message::system("You are Hermes.".repeat(40))];
     let mut i = 0;
     while v.len() < n {
-        v.push(Message::user(format!("step {i}: fix the failing test in module {}", i % 17)));
+        v.push(Message::user(format!(
+            "step {i}: fix the failing test in module {}",
+            i % 17
+        )));
         let mut call = Message::assistant("");
         call.content = None;
         let (name, args) = match i % 3 {
             0 => ("read_file", format!(r#"{{"path":"src/mod{}.rs"}}"#, i % 23)),
-            1 => ("terminal", r#"{"command":"cargo test --workspace"}"#.to_owned()),
+            1 => (
+                "terminal",
+                r#"{"command":"cargo test --workspace"}"#.to_owned(),
+            ),
             _ => (
                 "write_file",
-                format!(r#"{{"path":"src/new{i}.rs","content":"{}"}}"#, "fn x() {}\\n".repeat(200)),
+                format!(
+                    r#"{{"path":"src/new{i}.rs","content":"{}"}}"#,
+                    "fn x() {}\\n".repeat(200)
+                ),
             ),
         };
         call.tool_calls = vec![ToolCall::new(format!("c{i}"), name, args)];
@@ -34,10 +43,16 @@ fn history(n: usize) -> Vec<Message> {
         let body = if i % 4 == 0 {
             "same file contents\n".repeat(150)
         } else {
-            format!("{{\"output\":\"{}\",\"exit_code\":{}}}", "test result line\\n".repeat(120), i % 2)
+            format!(
+                "{{\"output\":\"{}\",\"exit_code\":{}}}",
+                "test result line\\n".repeat(120),
+                i % 2
+            )
         };
         v.push(Message::tool_result(format!("c{i}"), name, body));
-        v.push(Message::assistant(format!("Done with step {i}; the tests pass now.")));
+        v.push(Message::assistant(format!(
+            "Done with step {i}; the tests pass now."
+        )));
         i += 1;
     }
     v.truncate(n);

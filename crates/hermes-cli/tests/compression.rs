@@ -31,8 +31,14 @@ fn a_resumed_session_over_the_threshold_compresses_into_a_child_session() {
             aux.base_url()
         )
     };
-    let write = |enabled| std::fs::write(sb.home.path().join("config.yaml"), config(enabled)).unwrap();
-    let long = |n: usize| format!("part {n}: {}", "the quick brown fox jumps over it ".repeat(60));
+    let write =
+        |enabled| std::fs::write(sb.home.path().join("config.yaml"), config(enabled)).unwrap();
+    let long = |n: usize| {
+        format!(
+            "part {n}: {}",
+            "the quick brown fox jumps over it ".repeat(60)
+        )
+    };
     write(false);
     sb.mock.push(Reply::text("noted one"));
     let first = sb.chat(&long(1), &[]);

@@ -2,7 +2,8 @@ use hermes_protocol::{FinishReason, Message, ToolCall, ToolSchema, Usage};
 use serde_json::{Value, json};
 
 use super::{
-    apply_envelope_cache, chunk_deltas, completion_deltas, embedded_error, message_json, parse_usage, request_body,
+    apply_envelope_cache, chunk_deltas, completion_deltas, embedded_error, message_json,
+    parse_usage, request_body,
 };
 use crate::{ChatRequest, LlmError, StreamDelta};
 

@@ -522,10 +522,19 @@ fn lineage_titles_are_numbered() {
     assert_eq!(db.next_title_in_lineage("fix build").unwrap(), "fix build");
     db.create_session(&session("a", 1.0)).unwrap();
     db.set_title("a", "fix build").unwrap();
-    assert_eq!(db.next_title_in_lineage("fix build").unwrap(), "fix build #2");
+    assert_eq!(
+        db.next_title_in_lineage("fix build").unwrap(),
+        "fix build #2"
+    );
     db.create_session(&session("b", 2.0)).unwrap();
     db.set_title("b", "fix build #2").unwrap();
-    assert_eq!(db.next_title_in_lineage("fix build #2").unwrap(), "fix build #3");
+    assert_eq!(
+        db.next_title_in_lineage("fix build #2").unwrap(),
+        "fix build #3"
+    );
     // LIKE wildcards in the title match only themselves.
-    assert_eq!(db.next_title_in_lineage("100% _done").unwrap(), "100% _done");
+    assert_eq!(
+        db.next_title_in_lineage("100% _done").unwrap(),
+        "100% _done"
+    );
 }
