@@ -86,6 +86,8 @@ fn durability_is_switchable() {
             .query_row("PRAGMA synchronous", [], |r| r.get::<_, i64>(0))
             .unwrap()
     };
+    assert_eq!(sync(&db), 1, "NORMAL by default under WAL");
+    db.set_durability(Durability::Full).unwrap();
     assert_eq!(sync(&db), 2);
     db.set_durability(Durability::Normal).unwrap();
     assert_eq!(sync(&db), 1);

@@ -41,7 +41,7 @@ fn fresh_schema_matches_the_reference_byte_for_byte() {
 }
 
 #[test]
-fn pragmas_follow_the_reference() {
+fn pragmas_follow_the_reference_except_synchronous() {
     let (_dir, db) = temp_db();
     assert_eq!(db.journal_mode(), JournalMode::Wal);
     let fk: i64 = db
@@ -53,7 +53,7 @@ fn pragmas_follow_the_reference() {
         .conn
         .query_row("PRAGMA synchronous", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(sync, 2, "synchronous=FULL like the reference");
+    assert_eq!(sync, 1, "synchronous=NORMAL under WAL (see Durability)");
     let timeout: i64 = db
         .conn
         .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
@@ -265,6 +265,15 @@ fn maintenance_cadence_does_not_disturb_writes() {
     assert_eq!(db.message_count(Some("s1")).unwrap(), 1001);
     assert_eq!(db.get_session("s1").unwrap().unwrap().message_count, 1001);
     assert_eq!(db.search(&SearchQuery::new("row")).unwrap().len(), 20);
+    // The 1 000th write ran the bounded 'merge' on both indexes; both stay sound.
+    for table in ["messages_fts", "messages_fts_trigram"] {
+        db.conn
+            .execute(
+                &format!("INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)"),
+                [],
+            )
+            .unwrap();
+    }
     assert_eq!(db.optimize_fts().unwrap(), 2);
     assert_eq!(db.rebuild_fts().unwrap(), 2);
 }

@@ -255,6 +255,30 @@ fn rewound_rows_are_hidden_but_compacted_rows_found() {
 }
 
 #[test]
+fn a_hidden_row_in_the_top_k_does_not_shorten_the_page() {
+    let (_d, db, m) = corpus();
+    // The best "docker" match is rewound: the first top-2 pass yields one visible row, so the
+    // search goes over every match and still fills the page, in rank order.
+    db.conn
+        .execute("UPDATE messages SET active = 0 WHERE id = ?1", [m[6]])
+        .unwrap();
+    let page = SearchQuery {
+        limit: 2,
+        ..q("docker")
+    };
+    let hits = db.search(&page).unwrap();
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.message_id != m[6]));
+    assert!(hits[0].rank <= hits[1].rank);
+    let second = SearchQuery {
+        limit: 1,
+        offset: 1,
+        ..q("docker")
+    };
+    assert_eq!(ids(&db, second), vec![hits[1].message_id]);
+}
+
+#[test]
 fn hostile_queries_never_leak_sql_errors() {
     let (_d, db, _m) = corpus();
     let long_word = "a".repeat(10_000);
