@@ -9,15 +9,6 @@ use hermes_mock::{MockServer, Reply};
 use hermes_state::session_db::SessionDb;
 use support::*;
 
-fn session_id_of(out: &std::process::Output) -> String {
-    let err = stderr(out);
-    err.lines()
-        .find_map(|l| l.strip_prefix("session_id: "))
-        .unwrap_or_else(|| panic!("no session_id line in:\n{err}"))
-        .trim()
-        .to_owned()
-}
-
 #[test]
 fn a_resumed_session_over_the_threshold_compresses_into_a_child_session() {
     let sb = Sandbox::start();

@@ -10,15 +10,6 @@ use hermes_mock::Reply;
 use hermes_state::session_db::SessionDb;
 use support::*;
 
-fn session_id_of(out: &std::process::Output) -> String {
-    let err = stderr(out);
-    err.lines()
-        .find_map(|l| l.strip_prefix("session_id: "))
-        .unwrap_or_else(|| panic!("no session_id line in:\n{err}"))
-        .trim()
-        .to_owned()
-}
-
 fn sessions(sb: &Sandbox, args: &[&str]) -> std::process::Output {
     sb.command().arg("sessions").args(args).output().unwrap()
 }

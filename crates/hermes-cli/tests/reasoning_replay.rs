@@ -8,15 +8,6 @@ mod support;
 use hermes_mock::Reply;
 use support::*;
 
-fn session_id_of(out: &std::process::Output) -> String {
-    let err = stderr(out);
-    err.lines()
-        .find_map(|l| l.strip_prefix("session_id: "))
-        .unwrap_or_else(|| panic!("no session_id line in:\n{err}"))
-        .trim()
-        .to_owned()
-}
-
 /// A sandbox whose model is a named relay provider on the Responses API.
 fn responses_sandbox() -> Sandbox {
     let sb = Sandbox::start();

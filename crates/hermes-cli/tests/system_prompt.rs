@@ -15,15 +15,6 @@ fn system_prompt(sb: &Sandbox, n: usize) -> String {
     body["messages"][0]["content"].as_str().unwrap().to_owned()
 }
 
-fn session_id_of(out: &std::process::Output) -> String {
-    let err = stderr(out);
-    err.lines()
-        .find_map(|l| l.strip_prefix("session_id: "))
-        .unwrap_or_else(|| panic!("no session_id line in:\n{err}"))
-        .trim()
-        .to_owned()
-}
-
 #[test]
 fn agents_md_and_soul_reach_the_system_prompt() {
     let sb = Sandbox::start();

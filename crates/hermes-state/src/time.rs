@@ -32,7 +32,29 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
+/// 1970-01-01 was a Thursday.
+const WEEKDAYS: [&str; 7] = [
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+];
+
 impl UtcTime {
+    /// `Sunday, November 22, 2026`: the weekday and date of `unix_secs` (UTC).
+    pub fn weekday_date(unix_secs: i64) -> String {
+        let weekday = WEEKDAYS[unix_secs.div_euclid(86_400).rem_euclid(7) as usize];
+        let t = Self::from_unix(unix_secs);
+        let month = MONTHS
+            .get(t.month.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or("?");
+        format!("{weekday}, {month} {:02}, {}", t.day, t.year)
+    }
+
     /// The calendar time of `unix_secs` seconds since 1970-01-01 UTC.
     pub fn from_unix(unix_secs: i64) -> Self {
         let days = unix_secs.div_euclid(86_400);
@@ -104,6 +126,11 @@ mod tests {
             "20261122_043456"
         );
         assert_eq!(UtcTime::from_unix(951_782_400).short(), "2000-02-29 00:00");
+        assert_eq!(
+            UtcTime::weekday_date(1_795_322_096),
+            "Sunday, November 22, 2026"
+        );
+        assert_eq!(UtcTime::weekday_date(0), "Thursday, January 01, 1970");
         assert_eq!(
             UtcTime::from_unix(1_795_322_096).long(),
             "November 22, 2026 at 04:34 AM"

@@ -105,3 +105,13 @@ pub fn tool_content(msg: &Value) -> Value {
 pub fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
+
+/// The id a `-Q` run printed as `session_id: …` on stderr.
+pub fn session_id_of(out: &Output) -> String {
+    let err = stderr(out);
+    err.lines()
+        .find_map(|l| l.strip_prefix("session_id: "))
+        .unwrap_or_else(|| panic!("no session_id line in:\n{err}"))
+        .trim()
+        .to_owned()
+}
