@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::{CallKind, TurnBudget};
 use crate::compress::{CompressorConfig, ContextCompressor};
 use crate::dispatch::run_batch;
+use crate::guardrails::{GuardrailConfig, Guardrails};
 use crate::plan::PreparedCall;
 use crate::repair::repair_arguments;
 use crate::resilience::{RetryPolicy, Route, approx_tokens};
@@ -98,6 +99,10 @@ pub struct Agent {
     auxiliary: Option<Route>,
     /// When the auxiliary model last failed; it is skipped for a while after.
     auxiliary_failed: Option<std::time::Instant>,
+    /// Tool-loop detection, reset at each user turn.
+    guardrails: Guardrails,
+    /// Dangerous-command policy handed to every tool call (refuse-by-default until set).
+    approvals: Arc<hermes_tools::approval::ApprovalGate>,
 }
 
 mod compression;
@@ -155,7 +160,24 @@ impl Agent {
             limits: None,
             auxiliary: None,
             auxiliary_failed: None,
+            guardrails: Guardrails::default(),
+            approvals: Arc::default(),
         }
+    }
+
+    /// Sets the dangerous-command approval policy (`--yolo`, allowlists, who to ask).
+    pub fn set_approvals(&mut self, gate: Arc<hermes_tools::approval::ApprovalGate>) {
+        self.approvals = gate;
+    }
+
+    /// The approval policy in use (a subagent derives its own from it).
+    pub fn approvals(&self) -> &Arc<hermes_tools::approval::ApprovalGate> {
+        &self.approvals
+    }
+
+    /// Sets the `tool_loop_guardrails:` thresholds.
+    pub fn set_guardrails(&mut self, config: GuardrailConfig) {
+        self.guardrails = Guardrails::new(config);
     }
 
     /// Sets the `compression:` settings (thresholds recomputed for the current window).
@@ -228,6 +250,79 @@ impl Agent {
         self.store = Some(store);
     }
 
+    /// Backs up `n` user turns (at least one): drops the `n`th-from-last user
+    /// message and everything after it, and asks the store to hide those rows
+    /// (they stay on disk for audit, as the reference's rewind keeps them).
+    /// Returns the text of the dropped user message and how many messages went,
+    /// or `None` when there is no user turn to undo.
+    pub fn undo_turns(&mut self, n: usize) -> Result<Option<(String, usize)>, String> {
+        let mut seen = 0;
+        let mut cut = None;
+        for (i, m) in self.messages.iter().enumerate().rev() {
+            if m.role == hermes_protocol::Role::User {
+                seen += 1;
+                cut = Some(i);
+                if seen >= n.max(1) {
+                    break;
+                }
+            }
+        }
+        let Some(cut) = cut else {
+            return Ok(None);
+        };
+        let removed = self.messages.len() - cut;
+        let text = self.messages[cut].text().to_owned();
+        self.messages.truncate(cut);
+        if let Some(store) = self.store.as_mut() {
+            store.rewind(removed)?;
+        }
+        Ok(Some((text, removed)))
+    }
+
+    /// Starts a fresh conversation under `session_id`: the system prompt stays,
+    /// the history goes. The caller points the store at the new session.
+    pub fn start_new_session(&mut self, session_id: String) {
+        self.messages
+            .retain(|m| m.role == hermes_protocol::Role::System);
+        self.options.session_id = session_id;
+    }
+
+    /// Continues another stored session (`/resume` inside the REPL): its id, its
+    /// system prompt when it kept one (so the provider's prefix cache still
+    /// matches), and its history. The caller points the store at that session.
+    pub fn replace_conversation(
+        &mut self,
+        session_id: String,
+        system_prompt: Option<String>,
+        history: Vec<Message>,
+    ) {
+        let system = system_prompt
+            .filter(|p| !p.trim().is_empty())
+            .map(Message::system)
+            .or_else(|| {
+                self.messages
+                    .first()
+                    .filter(|m| m.role == hermes_protocol::Role::System)
+                    .cloned()
+            });
+        self.messages = system.into_iter().collect();
+        self.messages.extend(
+            history
+                .into_iter()
+                .filter(|m| m.role != hermes_protocol::Role::System),
+        );
+        self.options.session_id = session_id;
+    }
+
+    /// Switches the primary provider and model for the rest of the session
+    /// (`/model`); fallbacks stay configured behind it.
+    pub fn set_primary_route(&mut self, provider: Arc<dyn Provider>, model: impl Into<String>) {
+        let model = model.into();
+        self.options.model = model.clone();
+        self.routes[0] = Route { provider, model };
+        self.active = 0;
+    }
+
     fn push(&mut self, message: Message, events: &EventSink) {
         if let Some(store) = self.store.as_mut()
             && let Err(e) = store.append(&message)
@@ -261,6 +356,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<TurnResult, AgentError> {
         self.push(Message::user(input), events);
+        self.guardrails.reset();
         let mut budget = TurnBudget::new(self.options.max_turns);
         let mut usage = Usage::default();
         let mut api_calls = 0u32;
@@ -329,8 +425,12 @@ impl Agent {
                 cancel: cancel.child_token(),
                 session_id: self.options.session_id.clone(),
                 homes: self.options.homes.clone(),
+                approvals: self.approvals.clone(),
+                events: Some(events.clone()),
             };
-            let results = run_batch(&prepared, &self.tools, &ctx, events).await;
+            let (runnable, blocked) = self.guardrails.screen(&prepared);
+            let ran = run_batch(&runnable, &self.tools, &ctx, events).await;
+            let (results, halt) = self.guardrails.review(&prepared, ran, blocked, events);
             let mut fatal = None;
             for r in results {
                 if let (None, Some(msg)) = (&fatal, r.fatal.clone()) {
@@ -340,6 +440,9 @@ impl Agent {
             }
             if let Some((tool, message)) = fatal {
                 return Err(AgentError::Tool { tool, message });
+            }
+            if let Some(halt) = halt {
+                break self.halt_turn(&halt, usage, api_calls, events);
             }
         };
         let _ = events.send(Event::TurnComplete {
@@ -529,6 +632,29 @@ impl Agent {
             acc.push(&delta);
         }
         Ok(acc.finish())
+    }
+}
+
+impl Agent {
+    /// Ends the turn on a guardrail hard stop, explaining why in the final answer.
+    fn halt_turn(
+        &mut self,
+        halt: &crate::guardrails::Decision,
+        usage: Usage,
+        api_calls: u32,
+        events: &EventSink,
+    ) -> TurnResult {
+        let _ = events.send(Event::Status {
+            message: format!("Tool guardrail halted {}: {}", halt.tool, halt.code),
+        });
+        let text = halt.halt_text();
+        self.push(Message::assistant(text.clone()), events);
+        TurnResult {
+            final_text: text,
+            reason: TurnEnd::Completed,
+            usage,
+            api_calls,
+        }
     }
 }
 

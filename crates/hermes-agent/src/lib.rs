@@ -8,6 +8,7 @@ mod agent;
 pub mod budget;
 pub mod compress;
 pub mod dispatch;
+pub mod guardrails;
 pub mod overflow;
 pub mod plan;
 pub mod prompt;
@@ -17,6 +18,7 @@ mod store;
 pub mod wire;
 
 pub use agent::{Agent, AgentError, AgentOptions, SUMMARY_REQUEST, TurnResult};
+pub use guardrails::GuardrailConfig;
 pub use resilience::{RetryPolicy, Route};
 pub use store::{LimitStore, MessageStore};
 

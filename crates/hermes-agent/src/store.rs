@@ -10,6 +10,12 @@ pub trait MessageStore: Send {
     fn append(&mut self, message: &Message) -> Result<(), String>;
     /// Records the usage of one model call.
     fn record_usage(&mut self, usage: &Usage) -> Result<(), String>;
+    /// Hides the last `count` persisted messages of the session (`/undo`): they
+    /// stay on disk but no longer load on resume. Stores without rows do nothing.
+    fn rewind(&mut self, count: usize) -> Result<(), String> {
+        let _ = count;
+        Ok(())
+    }
     /// Continues the transcript in a new session after compression: ends the current
     /// one (reason `compression`), opens a child whose `parent_session_id` points at it,
     /// writes `messages` (the compressed conversation, system prompt first) there and

@@ -1,7 +1,7 @@
 //! `hermes chat` and `hermes -z`: set up an agent from config and run turns.
 
 use std::collections::HashMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ const EXIT_INTERRUPTED: u8 = 130;
 
 /// How the output of a run is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     /// Streamed answer, tool progress, session id hint.
     Interactive,
     /// `chat -Q`: final answer on stdout, `session_id:` on stderr.
@@ -91,7 +91,7 @@ async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
             )
             .await
         }
-        None if std::io::stdin().is_terminal() => run_lines(&run, chat.quiet).await,
+        None if std::io::stdin().is_terminal() => crate::repl::run(&run, chat.quiet).await,
         None => {
             let mut input = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
@@ -143,17 +143,21 @@ fn resume_request(run: &RunArgs) -> Option<ResumeRequest> {
 }
 
 /// Everything a session needs, built from flags, config and environment.
-struct Session {
-    agent: Agent,
-    emojis: HashMap<String, String>,
-    runtime: Runtime,
+pub(crate) struct Session {
+    pub(crate) agent: Agent,
+    pub(crate) emojis: HashMap<String, String>,
+    pub(crate) runtime: Runtime,
     /// The session store, when it could be opened.
-    db_path: Option<PathBuf>,
+    pub(crate) db_path: Option<PathBuf>,
     /// A handle on the registered memory tool, to reset its per-turn retry budget.
     memory_tool: Option<MemoryTool>,
+    /// The Hermes home the session was built from (history file, config).
+    pub(crate) home: HermesHome,
+    /// The toolsets enabled, for the banner.
+    pub(crate) toolsets: Vec<String>,
 }
 
-async fn build_session(run: &RunArgs) -> Result<Session> {
+pub(crate) async fn build_session(run: &RunArgs) -> Result<Session> {
     let setup = Setup::load(run.ignore_user_config)?;
     let Setup { env, home, config } = &setup;
     let mut rt = match setup.runtime(run.provider.as_deref(), run.model.as_deref()) {
@@ -286,6 +290,10 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         },
     };
     let mut agent = Agent::new(provider, tools, options, Some(system_prompt), past);
+    // One-shot and piped runs have nobody to ask; the REPL may swap in an interactive gate.
+    agent.set_approvals(crate::approval_prompt::build_gate(
+        config, home, run.yolo, false,
+    ));
     let limits = ContextLengthCache::new(home.context_length_cache());
     if let Some(tokens) = config
         .model
@@ -299,6 +307,9 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         rt.base_url.clone(),
     )));
     crate::auxiliary::configure(&mut agent, &setup, &rt);
+    agent.set_guardrails(hermes_agent::GuardrailConfig::from_value(
+        config.get("tool_loop_guardrails"),
+    ));
     agent.set_retry_policy(RetryPolicy {
         max_retries: config.agent.api_max_retries,
         ..RetryPolicy::default()
@@ -326,6 +337,8 @@ async fn build_session(run: &RunArgs) -> Result<Session> {
         runtime: rt,
         db_path,
         memory_tool,
+        home: home.clone(),
+        toolsets,
     })
 }
 
@@ -517,20 +530,20 @@ async fn run_query(run: &RunArgs, prompt: String, mode: Mode) -> Result<ExitCode
     } else {
         Verbosity::FinalOnly
     };
-    let outcome = run_turn(&mut session, &prompt, verbosity).await;
+    let outcome = run_turn(&mut session, &prompt, verbosity, false).await;
     finish(&session, mode)?;
     report(&session, outcome, mode)
 }
 
 impl Session {
     /// The session id now: a compression continues the transcript in a child session.
-    fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.agent.options().session_id
     }
 }
 
 /// Marks the session ended in the store and tells the user how to come back to it.
-fn finish(session: &Session, mode: Mode) -> Result<()> {
+pub(crate) fn finish(session: &Session, mode: Mode) -> Result<()> {
     let Some(path) = &session.db_path else {
         return Ok(());
     };
@@ -553,71 +566,18 @@ fn finish(session: &Session, mode: Mode) -> Result<()> {
     Ok(())
 }
 
-async fn run_lines(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
-    let mut session = build_session(run).await?;
-    let verbosity = if quiet {
-        Verbosity::FinalOnly
-    } else {
-        Verbosity::Normal
-    };
-    let mode = if quiet {
-        Mode::Quiet
-    } else {
-        Mode::Interactive
-    };
-    let mut err = std::io::stderr();
-    writeln!(
-        err,
-        "Hermes · {} via {} · type /quit to leave",
-        session.agent.options().model,
-        session.runtime.provider
-    )?;
-    let stdin = std::io::stdin();
-    loop {
-        write!(err, "> ")?;
-        err.flush()?;
-        let mut line = String::new();
-        if stdin.lock().read_line(&mut line)? == 0 {
-            break;
-        }
-        let line = line.trim();
-        match line {
-            "" => continue,
-            "/quit" | "/exit" | "/q" => break,
-            _ => {}
-        }
-        let outcome = run_turn(&mut session, line, verbosity).await;
-        if let Err(e) = &outcome {
-            writeln!(err, "error: {}", explain(e, &session.runtime))?;
-            continue;
-        }
-        report(
-            &session,
-            outcome,
-            if quiet {
-                Mode::Quiet
-            } else {
-                Mode::Interactive
-            },
-        )?;
-    }
-    finish(&session, mode)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn run_turn(
+pub(crate) async fn run_turn(
     session: &mut Session,
     prompt: &str,
     verbosity: Verbosity,
+    rich: bool,
 ) -> Result<hermes_agent::TurnResult, AgentError> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut renderer = Renderer::new(verbosity, session.emojis.clone());
-    let printer = tokio::spawn(async move {
-        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
-        while let Some(event) = rx.recv().await {
-            let _ = renderer.render(&event, &mut out, &mut err);
-        }
-    });
+    if rich {
+        renderer = renderer.rich();
+    }
+    let printer = tokio::spawn(crate::spinner::print_events(renderer, rx));
     let cancel = CancellationToken::new();
     let on_ctrl_c = cancel.clone();
     let watcher = tokio::spawn(async move {
@@ -660,9 +620,9 @@ fn report(
 }
 
 /// A failure with advice on what to change.
-fn explain(err: &AgentError, rt: &Runtime) -> String {
+pub(crate) fn explain(err: &AgentError, rt: &Runtime) -> String {
     let AgentError::Llm(llm) = err else {
-        return err.to_string();
+        return hermes_llm::redact::redact_secrets(&err.to_string());
     };
     let advice = match llm {
         LlmError::Http {
@@ -692,6 +652,8 @@ fn explain(err: &AgentError, rt: &Runtime) -> String {
         }
         _ => String::new(),
     };
+    // Provider error bodies often echo the rejected key back.
+    let llm = hermes_llm::redact::redact_secrets(&llm.to_string());
     if advice.is_empty() {
         format!("the model call failed: {llm}")
     } else {

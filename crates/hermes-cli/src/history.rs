@@ -140,6 +140,13 @@ impl MessageStore for DbStore {
             .map_err(|e| e.to_string())
     }
 
+    fn rewind(&mut self, count: usize) -> Result<(), String> {
+        self.db
+            .deactivate_last_messages(&self.session_id, count)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     fn fork(&mut self, messages: &[Message]) -> Result<Option<String>, String> {
         let err = |e: hermes_state::DbError| e.to_string();
         let parent = self.session_id.clone();

@@ -1,17 +1,21 @@
 //! The `hermes` binary.
 
+mod approval_prompt;
 mod args;
 mod auth_cmd;
 mod auxiliary;
 mod chat;
 mod history;
+mod markdown;
 mod model_cmd;
 mod prompt;
 mod render;
+mod repl;
 mod runtime;
 mod session_id;
 mod sessions;
 mod setup;
+mod spinner;
 
 use std::process::ExitCode;
 

@@ -1,11 +1,17 @@
-//! Turning agent events into terminal output. Plain text only: no escape codes,
-//! so output stays clean in pipes and files.
+//! Turning agent events into terminal output. Plain text by default: no escape
+//! codes, so output stays clean in pipes and files. [`Renderer::rich`] (only for
+//! a terminal) renders markdown, dims reasoning and summarises tool results.
 
 use std::collections::HashMap;
 use std::io::Write;
 
 use hermes_protocol::{Event, ToolOutcome};
 use hermes_state::memory::fence::StreamingContextScrubber;
+
+use crate::markdown::Markdown;
+
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
 
 /// How much the user wants to see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +30,12 @@ pub struct Renderer {
     mid_line: bool,
     /// Keeps `<memory-context>` spans the model echoes off the screen.
     scrubber: StreamingContextScrubber,
+    /// Terminal markdown, in rich mode.
+    markdown: Option<Markdown>,
+    /// Reasoning text is being streamed (rich mode), dimmed on stderr.
+    reasoning_open: bool,
+    /// Tools started and not yet finished (the spinner stays off meanwhile).
+    running: Vec<String>,
 }
 
 impl Renderer {
@@ -34,7 +46,32 @@ impl Renderer {
             emojis,
             mid_line: false,
             scrubber: StreamingContextScrubber::new(),
+            markdown: None,
+            reasoning_open: false,
+            running: Vec::new(),
         }
+    }
+
+    /// Terminal styling: markdown, dimmed reasoning, tool result summaries.
+    pub fn rich(mut self) -> Self {
+        self.markdown = Some(Markdown::new());
+        self
+    }
+
+    /// Whether this renderer styles its output.
+    pub fn is_rich(&self) -> bool {
+        self.markdown.is_some()
+    }
+
+    /// What the spinner says while the model is thinking, or `None` when it
+    /// must not draw: mid-line, or while a tool runs, because a tool may be
+    /// asking the user for approval on this terminal and the spinner would
+    /// erase the question.
+    pub fn spinner_label(&self) -> Option<String> {
+        if self.mid_line || self.reasoning_open || !self.running.is_empty() {
+            return None;
+        }
+        Some("thinking…".to_owned())
     }
 
     /// Writes one event.
@@ -47,6 +84,13 @@ impl Renderer {
         if self.verbosity == Verbosity::FinalOnly {
             return Ok(());
         }
+        if self.reasoning_open && !matches!(event, Event::ReasoningDelta { .. }) {
+            writeln!(err, "{RESET}")?;
+            self.reasoning_open = false;
+        }
+        if let Event::ToolFinished { name, .. } = event {
+            self.finished(name);
+        }
         match event {
             Event::TextDelta { text } => {
                 let visible = self.scrubber.feed(text);
@@ -58,7 +102,16 @@ impl Renderer {
                 self.end_text(out)?;
                 self.end_line(out)?;
                 let emoji = self.emojis.get(name).map(String::as_str).unwrap_or("⚡");
-                writeln!(err, "  {emoji} {name}  {}", preview(arguments, 80))?;
+                if self.is_rich() {
+                    self.running.push(name.clone());
+                    writeln!(
+                        err,
+                        "  {emoji} {name}  {}",
+                        preview(&primary_argument(arguments), 72)
+                    )?;
+                } else {
+                    writeln!(err, "  {emoji} {name}  {}", preview(arguments, 80))?;
+                }
             }
             Event::ToolFinished {
                 name,
@@ -67,6 +120,14 @@ impl Renderer {
                 duration_ms,
                 ..
             } => match outcome {
+                ToolOutcome::Ok if self.is_rich() => {
+                    writeln!(
+                        err,
+                        "    {DIM}✓ {} · {}{RESET}",
+                        seconds(*duration_ms),
+                        collapse(result)
+                    )?;
+                }
                 ToolOutcome::Ok => {}
                 ToolOutcome::Error => writeln!(
                     err,
@@ -91,14 +152,50 @@ impl Renderer {
                 self.end_line(out)?;
                 writeln!(err, "error: {message}")?;
             }
+            Event::ReasoningDelta { text } if self.is_rich() && !text.is_empty() => {
+                if !self.reasoning_open {
+                    self.end_text(out)?;
+                    self.end_line(out)?;
+                    write!(err, "{DIM}💭 ")?;
+                    self.reasoning_open = true;
+                }
+                write!(err, "{text}")?;
+                err.flush()?;
+            }
             Event::ReasoningDelta { .. } | Event::MessageAppended { .. } => {}
         }
         Ok(())
     }
 
+    /// The event stream ended (possibly mid-answer, on an interrupt): draws
+    /// what is still held back and ends the line.
+    pub fn finish(&mut self, out: &mut impl Write, err: &mut impl Write) -> std::io::Result<()> {
+        if self.verbosity == Verbosity::FinalOnly {
+            return Ok(());
+        }
+        if self.reasoning_open {
+            writeln!(err, "{RESET}")?;
+            self.reasoning_open = false;
+        }
+        self.end_text(out)?;
+        self.end_line(out)
+    }
+
+    fn finished(&mut self, name: &str) {
+        if let Some(i) = self.running.iter().rposition(|n| n == name) {
+            self.running.remove(i);
+        }
+    }
+
     fn write_text(&mut self, text: &str, out: &mut impl Write) -> std::io::Result<()> {
         if text.is_empty() {
             return Ok(());
+        }
+        if let Some(md) = self.markdown.as_mut() {
+            // Markdown is drawn in whole lines, so the cursor is never left mid-line.
+            let drawn = md.feed(text);
+            out.write_all(drawn.as_bytes())?;
+            return out.flush();
         }
         out.write_all(text.as_bytes())?;
         out.flush()?;
@@ -109,7 +206,12 @@ impl Renderer {
     /// A model response ended: release a held-back tail that was not a tag.
     fn end_text(&mut self, out: &mut impl Write) -> std::io::Result<()> {
         let tail = self.scrubber.flush();
-        self.write_text(&tail, out)
+        self.write_text(&tail, out)?;
+        if let Some(md) = self.markdown.as_mut() {
+            out.write_all(md.finish().as_bytes())?;
+            out.flush()?;
+        }
+        Ok(())
     }
 
     fn end_line(&mut self, out: &mut impl Write) -> std::io::Result<()> {
@@ -119,6 +221,57 @@ impl Renderer {
             self.mid_line = false;
         }
         Ok(())
+    }
+}
+
+/// The argument worth showing for a tool call: the command, path, query… when
+/// the arguments have one, else the whole JSON.
+fn primary_argument(arguments: &str) -> String {
+    const KEYS: &[&str] = &[
+        "command",
+        "path",
+        "file_path",
+        "query",
+        "url",
+        "pattern",
+        "code",
+        "action",
+        "name",
+    ];
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(arguments) else {
+        return arguments.to_owned();
+    };
+    KEYS.iter()
+        .find_map(|k| map.get(*k).and_then(serde_json::Value::as_str))
+        .map_or_else(|| arguments.to_owned(), str::to_owned)
+}
+
+/// A tool result folded to one line: its first line and how much more there is.
+fn collapse(result: &str) -> String {
+    let text = serde_json::from_str::<serde_json::Value>(result)
+        .ok()
+        .and_then(|v| {
+            ["output", "content", "result"].iter().find_map(|k| {
+                v.get(*k)
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned)
+            })
+        })
+        .unwrap_or_else(|| result.to_owned());
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    match lines.len() {
+        0 => "no output".to_owned(),
+        1 => preview(lines[0], 80),
+        n => format!("{} (+{} more lines)", preview(lines[0], 60), n - 1),
+    }
+}
+
+/// `0.3s`, `12s`.
+fn seconds(ms: u64) -> String {
+    if ms < 10_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}s", ms / 1000)
     }
 }
 
@@ -231,6 +384,78 @@ mod tests {
         });
         let (out, _) = run(&events, Verbosity::Normal);
         assert_eq!(out, "a <mem\n");
+    }
+
+    #[test]
+    fn rich_mode_styles_reasoning_tools_and_markdown() {
+        let mut r = Renderer::new(
+            Verbosity::Normal,
+            HashMap::from([("terminal".to_owned(), "💻".to_owned())]),
+        )
+        .rich();
+        let events = [
+            Event::ReasoningDelta {
+                text: "Checking the ".into(),
+            },
+            Event::ReasoningDelta {
+                text: "files.".into(),
+            },
+            Event::ToolStarted {
+                call_id: "1".into(),
+                name: "terminal".into(),
+                arguments: r#"{"command":"ls -la /tmp","timeout":5}"#.into(),
+            },
+            Event::ToolFinished {
+                call_id: "1".into(),
+                name: "terminal".into(),
+                outcome: ToolOutcome::Ok,
+                result: r#"{"output":"a\nb\nc\nd","exit_code":0}"#.into(),
+                duration_ms: 420,
+            },
+            Event::ToolStarted {
+                call_id: "2".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"README.md"}"#.into(),
+            },
+            Event::ToolFinished {
+                call_id: "2".into(),
+                name: "read_file".into(),
+                outcome: ToolOutcome::Cancelled,
+                result: String::new(),
+                duration_ms: 1,
+            },
+            Event::TextDelta {
+                text: "Found **4** files".into(),
+            },
+            Event::TurnComplete {
+                final_text: String::new(),
+                reason: hermes_protocol::TurnEnd::Completed,
+                usage: hermes_protocol::Usage::default(),
+                api_calls: 2,
+            },
+        ];
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        for e in &events {
+            r.render(e, &mut out, &mut err).unwrap();
+        }
+        let shown = format!(
+            "--- stdout\n{}--- stderr\n{}",
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap()
+        )
+        .replace('\u{1b}', "␛");
+        insta::assert_snapshot!("rich_tool_lines", shown);
+        assert_eq!(r.spinner_label().as_deref(), Some("thinking…"));
+    }
+
+    #[test]
+    fn long_tool_output_is_collapsed_to_one_line() {
+        let many: Vec<String> = (1..=40).map(|i| format!("line {i}")).collect();
+        let result = serde_json::json!({ "output": many.join("\n") }).to_string();
+        assert_eq!(collapse(&result), "line 1 (+39 more lines)");
+        assert_eq!(collapse(r#"{"output":""}"#), "no output");
+        assert_eq!(primary_argument(r#"{"query":"rust"}"#), "rust");
+        assert_eq!(primary_argument("not json"), "not json");
     }
 
     #[test]

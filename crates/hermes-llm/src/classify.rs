@@ -33,11 +33,9 @@ use body::ParsedBody;
 use patterns::{self as p, any};
 pub use reason::FailoverReason;
 
-/// `text` with API keys, bearer tokens and secret parameters replaced by a marker
-/// (the redaction applied to error messages, shared with summaries of old turns).
-pub fn redact_secrets(text: &str) -> String {
-    text::redact(text)
-}
+/// `text` with secrets masked strictly (see [`crate::redact`]); kept here because
+/// error messages and compression summaries have always imported it from here.
+pub use crate::redact::redact_secrets;
 use verdict::{self as v, Verdict};
 
 /// Context window assumed when the caller does not know the model's.
@@ -217,7 +215,7 @@ pub fn classify_parts(
         should_fallback: verdict.fallback,
         status,
         retry_after,
-        message: text::short(&text::redact(source)),
+        message: text::short(&redact_secrets(source)),
         upstream_provider,
     }
 }

@@ -18,6 +18,7 @@ pub mod pricing;
 mod provider;
 pub mod providers;
 mod pump;
+pub mod redact;
 pub mod responses;
 pub mod sse;
 mod wire;

@@ -2,6 +2,7 @@
 //! resolution and the built-in local tools.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod approval;
 pub mod builtin;
 pub mod injection;
 pub mod paths;
@@ -9,6 +10,7 @@ mod registry;
 mod tool;
 pub mod toolsets;
 pub mod truncate;
+pub mod url_safety;
 
 pub use registry::Registry;
 pub use tool::{

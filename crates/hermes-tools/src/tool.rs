@@ -29,6 +29,10 @@ pub struct ToolContext {
     pub session_id: String,
     /// The user's home and Hermes home, for `~` expansion and protected paths.
     pub homes: Homes,
+    /// Dangerous-command policy for this session (who to ask, what is allowed).
+    pub approvals: std::sync::Arc<crate::approval::ApprovalGate>,
+    /// Where tools report status lines (e.g. a refused command); `None` drops them.
+    pub events: Option<tokio::sync::mpsc::UnboundedSender<hermes_protocol::Event>>,
 }
 
 /// The user's home directory and `HERMES_HOME`, passed in (never read from the process environment).
@@ -48,6 +52,17 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             session_id: session_id.into(),
             homes: Homes::default(),
+            approvals: std::sync::Arc::default(),
+            events: None,
+        }
+    }
+
+    /// Sends a status line to the front-end, if one listens.
+    pub fn status(&self, message: impl Into<String>) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(hermes_protocol::Event::Status {
+                message: message.into(),
+            });
         }
     }
 

@@ -187,6 +187,26 @@ impl SessionDb {
         })
     }
 
+    /// Soft-deletes the session's last `count` active messages (`active = 0`), as the
+    /// reference's rewind does for `/undo`: hidden from replay and search, kept on
+    /// disk. Returns how many rows changed.
+    pub fn deactivate_last_messages(
+        &mut self,
+        session_id: &str,
+        count: usize,
+    ) -> Result<usize, DbError> {
+        const CTX: &str = "rewinding messages";
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        self.write(CTX, |c| {
+            c.execute(
+                "UPDATE messages SET active = 0 WHERE id IN (SELECT id FROM messages \
+                 WHERE session_id = ?1 AND active = 1 ORDER BY id DESC LIMIT ?2)",
+                rusqlite::params![session_id, limit],
+            )
+            .ctx(CTX)
+        })
+    }
+
     /// The session's active messages in insertion order.
     pub fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, DbError> {
         query_messages(

@@ -157,6 +157,26 @@ fn inactive_messages_are_not_loaded() {
 }
 
 #[test]
+fn rewinding_hides_the_last_active_rows_of_that_session_only() {
+    let (_d, mut db) = temp_db();
+    seed(&mut db, "s", 1.0, &["a", "b", "c", "d"]);
+    seed(&mut db, "other", 100.0, &["x"]);
+    assert_eq!(db.deactivate_last_messages("s", 2).unwrap(), 2);
+    let left: Vec<String> = db
+        .messages("s")
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| m.content)
+        .collect();
+    assert_eq!(left, vec!["a", "b"]);
+    // Already-hidden rows are skipped: the next rewind takes the next active ones.
+    assert_eq!(db.deactivate_last_messages("s", 1).unwrap(), 1);
+    assert_eq!(db.messages("s").unwrap().len(), 1);
+    assert_eq!(db.messages("other").unwrap().len(), 1);
+    assert_eq!(db.message_count(Some("s")).unwrap(), 4, "rows stay on disk");
+}
+
+#[test]
 fn messages_around_windows() {
     let (_d, mut db) = temp_db();
     let ids = seed(&mut db, "s", 1.0, &["0", "1", "2", "3", "4", "5", "6"]);

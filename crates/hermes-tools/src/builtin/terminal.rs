@@ -8,6 +8,7 @@ use futures_util::future::BoxFuture;
 use hermes_protocol::ToolSchema;
 use serde_json::{Value, json};
 
+use crate::approval::Decision;
 use crate::truncate::head_tail;
 use crate::{Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_i64, arg_str, require_str};
 
@@ -100,9 +101,18 @@ impl Tool for TerminalTool {
                     workdir.display()
                 )));
             }
+            // Every command passes the approval gate before it can touch the machine.
+            let home = ctx.homes.home.as_deref();
+            let note = match ctx.approvals.check_with_home(command, home).await {
+                Decision::Allow { note } => note,
+                Decision::Refuse { result, status } => {
+                    ctx.status(status);
+                    return Ok(result);
+                }
+            };
             let outcome =
                 run_foreground(command, &workdir, Duration::from_secs(timeout), ctx).await?;
-            Ok(outcome.to_json(timeout))
+            Ok(outcome.to_json(timeout, note))
         })
     }
 }
@@ -115,12 +125,16 @@ struct Outcome {
 }
 
 impl Outcome {
-    fn to_json(&self, timeout: u64) -> String {
+    fn to_json(&self, timeout: u64, approval: Option<String>) -> String {
         let output = head_tail(strip_ansi(&self.output).trim_end(), MAX_OUTPUT_BYTES, 0.4);
         let error = self
             .timed_out
             .then(|| format!("Command timed out after {timeout} seconds"));
-        json!({"output": output, "exit_code": self.exit_code, "error": error}).to_string()
+        let mut value = json!({"output": output, "exit_code": self.exit_code, "error": error});
+        if let Some(note) = approval {
+            value["approval"] = Value::String(note);
+        }
+        value.to_string()
     }
 }
 

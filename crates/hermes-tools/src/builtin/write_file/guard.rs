@@ -88,6 +88,17 @@ fn hermes_home(homes: &Homes) -> Option<PathBuf> {
         .or_else(|| homes.home.as_ref().map(|h| h.join(".hermes")))
 }
 
+/// The Hermes root: the parent of `profiles/<name>` when a profile is active,
+/// else the Hermes home itself. Its `.env` feeds every profile, so it is guarded too.
+fn hermes_root(hermes_home: &Path) -> PathBuf {
+    match hermes_home.parent() {
+        Some(profiles) if profiles.file_name().is_some_and(|n| n == "profiles") => profiles
+            .parent()
+            .map_or_else(|| hermes_home.to_path_buf(), Path::to_path_buf),
+        _ => hermes_home.to_path_buf(),
+    }
+}
+
 /// `path` with symlinks resolved on its longest existing prefix.
 fn real(path: &Path) -> PathBuf {
     crate::paths::canonical_for_overlap(path)
@@ -122,16 +133,20 @@ pub(crate) fn write_denied(homes: &Homes, path: &Path, shown: &str) -> Option<St
         }
     }
     if let Some(hh) = hermes_home(homes) {
-        let hh_real = real(&hh);
-        for base in [&hh, &hh_real] {
+        let root = hermes_root(&hh);
+        // The active profile's config is the one this session obeys.
+        let config = [hh.join("config.yaml"), real(&hh).join("config.yaml")];
+        let bases = [real(&hh), real(&root), hh, root];
+        for base in &bases {
             for p in &candidates {
-                if *p == base.join("config.yaml") {
+                if config.contains(p) {
                     return Some(format!(
                         "Refusing to write to the Hermes config file: {shown}. The agent cannot \
                          change security-sensitive configuration; ask the user to edit it."
                     ));
                 }
                 if *p == base.join(".env")
+                    || *p == base.join(".anthropic_oauth.json")
                     || *p == base.join("state.db")
                     || p.starts_with(base.join("sessions"))
                     || p.starts_with(base.join("mcp-tokens"))
@@ -149,8 +164,8 @@ pub(crate) fn write_denied(homes: &Homes, path: &Path, shown: &str) -> Option<St
 pub(crate) fn read_blocked(homes: &Homes, path: &Path, shown: &str) -> Option<String> {
     let resolved = real(path);
     if let Some(hh) = hermes_home(homes) {
-        let hh_real = real(&hh);
-        for base in [&hh, &hh_real] {
+        let root = hermes_root(&hh);
+        for base in [real(&hh), real(&root), hh, root].iter() {
             for p in [path, resolved.as_path()] {
                 if p.starts_with(base.join("skills/.hub")) {
                     return Some(format!(
@@ -218,3 +233,7 @@ pub(crate) fn is_secret_env_file(path: &Path) -> bool {
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .is_some_and(|n| SECRET_ENV_NAMES.contains(&n.as_str()))
 }
+
+#[cfg(test)]
+#[path = "guard_tests.rs"]
+mod tests;

@@ -1,0 +1,83 @@
+//! Time from launching `hermes` (interactive, in a pseudo-terminal) until its
+//! prompt is drawn. Goal: under 50 ms.
+//!
+//! `cargo bench -p hermes-cli --bench time_to_prompt` runs the binary under
+//! util-linux `script`, which gives it a terminal while we read its output
+//! through a pipe, and stops the clock at the first prompt character. Skipped
+//! with a message where `script` is missing.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hermes_mock::MockServer;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hermes");
+const RUNS: usize = 30;
+
+fn one_run(home: &std::path::Path) -> Duration {
+    let started = Instant::now();
+    let mut child = Command::new("script")
+        .args(["-qfec", &format!("'{BIN}' chat"), "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("HERMES_HOME", home)
+        .env("TERM", "xterm-256color")
+        .current_dir(home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let prompt = "❯".as_bytes();
+    let elapsed = loop {
+        let n = out.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "hermes exited before its prompt: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+        if seen.windows(prompt.len()).any(|w| w == prompt) {
+            break started.elapsed();
+        }
+    };
+    // Ctrl+D at the empty prompt ends the session.
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(b"\x04");
+    drop(stdin);
+    let _ = std::io::copy(&mut out, &mut std::io::sink());
+    let _ = child.wait();
+    elapsed
+}
+
+fn main() {
+    if Command::new("script").arg("-V").output().is_err() {
+        println!("time_to_prompt: SKIPPED (util-linux `script` is not installed)");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockServer::start();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\n",
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+    one_run(home.path()); // warm the page cache
+    let mut samples: Vec<Duration> = (0..RUNS).map(|_| one_run(home.path())).collect();
+    samples.sort();
+    let median = samples[RUNS / 2];
+    let p95 = samples[(RUNS - 1) * 95 / 100];
+    println!(
+        "time to prompt  hermes chat (pty)  median {median:>10.2?}  p95 {p95:>10.2?}  goal < 50 ms"
+    );
+}

@@ -1,0 +1,244 @@
+//! The interactive REPL used when stdin is a terminal and no `-q` is given:
+//! a line editor with history and completion, slash commands, Ctrl+C to
+//! interrupt a turn, and a usage summary on exit.
+
+mod actions;
+pub mod commands;
+pub mod editor;
+pub mod history_file;
+pub mod tally;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use hermes_protocol::TurnEnd;
+use rustyline::error::ReadlineError;
+
+use crate::args::RunArgs;
+use crate::chat::{self, Mode, Session};
+use crate::render::Verbosity;
+use commands::Parsed;
+use tally::Tally;
+
+/// The prompt string.
+const PROMPT: &str = "❯ ";
+
+/// Two Ctrl+C presses further apart than this do not count as "press again to exit".
+const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);
+
+/// The live REPL: the session plus what the slash commands change.
+pub(crate) struct Repl {
+    pub(crate) session: Session,
+    pub(crate) run: RunArgs,
+    /// Usage since the session (or the last /new) began, for /usage.
+    pub(crate) tally: Tally,
+    /// Usage over the whole process, for the exit line.
+    pub(crate) total: Tally,
+    /// The last message sent, for /retry after it was undone or failed.
+    pub(crate) last_input: Option<String>,
+    /// Text to pre-fill the next prompt with (after /undo).
+    pub(crate) prefill: Option<String>,
+    pub(crate) yolo: bool,
+    pub(crate) quiet: bool,
+    /// The system prompt before any /personality overlay.
+    pub(crate) base_prompt: Option<String>,
+}
+
+/// What the loop does after a line.
+pub(crate) enum Next {
+    Continue,
+    /// Send this text to the agent as a user turn.
+    Send(String),
+    Quit,
+}
+
+/// Runs the REPL until /quit, Ctrl+D or a double Ctrl+C.
+pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
+    let started = Instant::now();
+    let session = chat::build_session(run).await?;
+    let mut err = std::io::stderr();
+    if !quiet {
+        write!(err, "{}", banner(&session))?;
+    }
+    let history = session.home.root().join(editor::HISTORY_FILE);
+    let mut ed = editor::build(session.agent.options().cwd.clone(), &history)?;
+    let mut repl = Repl {
+        session,
+        run: run.clone(),
+        tally: Tally::default(),
+        total: Tally::default(),
+        last_input: None,
+        prefill: None,
+        yolo: run.yolo,
+        quiet,
+        base_prompt: None,
+    };
+    repl.apply_approvals();
+    let mut last_interrupt: Option<Instant> = None;
+    loop {
+        let read = match repl.prefill.take() {
+            Some(text) => ed.readline_with_initial(PROMPT, (&text, "")),
+            None => ed.readline(PROMPT),
+        };
+        let line = match read {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                if last_interrupt.is_some_and(|t| t.elapsed() < DOUBLE_INTERRUPT) {
+                    break;
+                }
+                last_interrupt = Some(Instant::now());
+                writeln!(err, "(Press Ctrl+C again or Ctrl+D to exit)")?;
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        };
+        last_interrupt = None;
+        let text = editor::join_continuations(&line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        if ed.add_history_entry(line.as_str()).unwrap_or(false) {
+            // Saved per line so a crash or a killed terminal keeps what was typed.
+            let _ = history_file::append(&history, &line);
+        }
+        let next = if is_command(&text) {
+            repl.command(&text).await?
+        } else {
+            Next::Send(text)
+        };
+        match next {
+            Next::Continue => {}
+            Next::Quit => break,
+            Next::Send(text) => repl.send(&text).await?,
+        }
+    }
+    if !quiet {
+        writeln!(err, "{}", repl.total.exit_line(started.elapsed()))?;
+    }
+    chat::finish(
+        &repl.session,
+        if quiet {
+            Mode::Quiet
+        } else {
+            Mode::Interactive
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a line is a slash command rather than a message: `/etc/hosts …`
+/// is a path someone is asking about, not a command.
+fn is_command(text: &str) -> bool {
+    let t = text.trim_start();
+    let Some(rest) = t.strip_prefix('/') else {
+        return false;
+    };
+    let word = rest.split_whitespace().next().unwrap_or("");
+    !word.contains('/') && !rest.starts_with(char::is_whitespace)
+}
+
+/// The start-up banner: model, provider, toolsets, and how to get help.
+fn banner(session: &Session) -> String {
+    let toolsets = if session.toolsets.is_empty() {
+        "none".to_owned()
+    } else {
+        session.toolsets.join(", ")
+    };
+    format!(
+        "⚕ Hermes Agent v{} · {} via {}\n  toolsets: {} · {} tools · session {}\n  /help for commands · Alt+Enter for a new line · Ctrl+C interrupts · Ctrl+D exits\n",
+        env!("CARGO_PKG_VERSION"),
+        session.agent.options().model,
+        session.runtime.provider,
+        toolsets,
+        session.agent.tools().names().count(),
+        session.id(),
+    )
+}
+
+impl Repl {
+    /// Dangerous commands are asked about at the terminal (or skipped under /yolo).
+    pub(crate) fn apply_approvals(&mut self) {
+        if let Ok(setup) = crate::setup::Setup::load(self.run.ignore_user_config) {
+            let gate =
+                crate::approval_prompt::build_gate(&setup.config, &setup.home, self.yolo, true);
+            self.session.agent.set_approvals(gate);
+        }
+    }
+
+    /// Styled output: only when both streams are a terminal and NO_COLOR is unset.
+    fn rich(&self) -> bool {
+        use std::io::IsTerminal;
+        !self.quiet
+            && std::io::stdout().is_terminal()
+            && std::io::stderr().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    }
+
+    /// Runs one user turn and reports how it ended.
+    pub(crate) async fn send(&mut self, text: &str) -> Result<()> {
+        self.last_input = Some(text.to_owned());
+        let verbosity = if self.quiet {
+            Verbosity::FinalOnly
+        } else {
+            Verbosity::Normal
+        };
+        let rich = self.rich();
+        let outcome = chat::run_turn(&mut self.session, text, verbosity, rich).await;
+        let mut err = std::io::stderr();
+        match outcome {
+            Ok(result) => {
+                let route = self.session.agent.active_route().model.clone();
+                for tally in [&mut self.tally, &mut self.total] {
+                    tally.add_turn(
+                        &result.usage,
+                        result.api_calls,
+                        &route,
+                        &self.session.runtime.provider,
+                        &self.session.runtime.base_url,
+                    );
+                }
+                if self.quiet {
+                    writeln!(std::io::stdout(), "{}", result.final_text.trim_end())?;
+                }
+                if result.reason == TurnEnd::Interrupted {
+                    writeln!(err, "⏹ Interrupted.")?;
+                }
+            }
+            Err(e) => writeln!(err, "error: {}", chat::explain(&e, &self.session.runtime))?,
+        }
+        Ok(())
+    }
+
+    /// Runs a slash command.
+    async fn command(&mut self, line: &str) -> Result<Next> {
+        let (def, arg) = match commands::parse(line) {
+            Parsed::Known(def, arg) => (def, arg),
+            Parsed::Unknown { typed, suggestion } => {
+                let mut err = std::io::stderr();
+                match suggestion {
+                    Some(s) => writeln!(err, "Unknown command /{typed}. Did you mean /{s}?")?,
+                    None => writeln!(err, "Unknown command /{typed}. Type /help for the list.")?,
+                }
+                return Ok(Next::Continue);
+            }
+        };
+        self.dispatch(def.name, &arg).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_messages_not_commands() {
+        assert!(is_command("/help"));
+        assert!(is_command("  /model x"));
+        assert!(!is_command("/etc/hosts has what?"));
+        assert!(!is_command("/ hello"));
+        assert!(!is_command("hello /help"));
+    }
+}

@@ -1,0 +1,486 @@
+//! The interactive REPL driven through a real pseudo-terminal (tmux), against
+//! the mock provider. Skipped, with a message, where tmux is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use hermes_mock::Reply;
+use support::Sandbox;
+
+/// How long to wait for the screen to show something.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A tmux server of its own (so parallel tests never share one) running `hermes chat`.
+struct Pane {
+    socket: String,
+    _sb_paths: PathBuf,
+}
+
+fn tmux_available() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED: tmux is not installed (apt-get install tmux) — PTY tests need it");
+    }
+    ok
+}
+
+impl Pane {
+    fn start(sb: &Sandbox, name: &str, args: &str) -> Pane {
+        let socket = format!("hermes-{}-{name}", std::process::id());
+        let script = sb.home.path().join(format!("run-{name}.sh"));
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncd '{}' && exec env -i PATH=\"$PATH\" HOME='{}' HERMES_HOME='{}' TERM=xterm-256color LANG=C.UTF-8 '{}' {args}\n",
+                sb.work.path().display(),
+                sb.home.path().display(),
+                sb.home.path().display(),
+                env!("CARGO_BIN_EXE_hermes"),
+            ),
+        )
+        .unwrap();
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "120",
+                "-y",
+                "50",
+            ])
+            .args(["-s", "t", "sh"])
+            .arg(&script)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        let _ = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "set-option",
+                "-t",
+                "t",
+                "remain-on-exit",
+                "on",
+            ])
+            .status();
+        Pane {
+            socket,
+            _sb_paths: script,
+        }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types text literally.
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    /// Sends named keys (`Enter`, `C-c`, `Tab`).
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "t", "-S", "-500"])
+    }
+
+    /// Polls the screen until `pred` holds; panics with the screen after `WAIT`.
+    fn wait_until(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > WAIT {
+                panic!("timed out waiting for {what}; screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for(&self, text: &str) -> String {
+        self.wait_until(text, |s| s.contains(text))
+    }
+
+    /// Waits until `text` appears `n` times.
+    fn wait_for_count(&self, text: &str, n: usize) -> String {
+        self.wait_until(&format!("{n}× {text}"), |s| s.matches(text).count() >= n)
+    }
+
+    fn send_line(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Enter"]);
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+const PROMPT: &str = "❯";
+
+#[test]
+fn a_streamed_answer_and_a_tool_line_render_and_exit_prints_a_summary() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(
+        Reply::tool_call("c1", "terminal", r#"{"command":"echo pty-check"}"#).with_usage(100, 10),
+    );
+    sb.mock
+        .push(Reply::text("All **done** with `echo`.\n\n- one item").with_usage(120, 12));
+    let pane = Pane::start(&sb, "stream", "chat");
+    let screen = pane.wait_for(PROMPT);
+    assert!(
+        screen.contains("mock-model"),
+        "banner names the model:\n{screen}"
+    );
+    pane.send_line("run the check");
+    let screen = pane.wait_for("• one item");
+    assert!(
+        screen.contains("All done with echo."),
+        "markdown rendered:\n{screen}"
+    );
+    assert!(!screen.contains("**done**"), "no raw markup:\n{screen}");
+    assert!(
+        screen.contains("terminal  echo pty-check"),
+        "tool line:\n{screen}"
+    );
+    pane.wait_for_count(PROMPT, 2);
+    pane.keys(&["C-d"]);
+    let screen = pane.wait_for("hermes --resume");
+    assert!(
+        screen.contains("Session: 1 turn · 242 tokens"),
+        "exit summary:\n{screen}"
+    );
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_tool_and_the_prompt_comes_back() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 30"}"#,
+    ));
+    sb.mock.push(Reply::text("next answer"));
+    let pane = Pane::start(&sb, "ctrlc", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("sleep please");
+    pane.wait_for("sleep 30");
+    std::thread::sleep(Duration::from_millis(300));
+    let pressed = Instant::now();
+    pane.keys(&["C-c"]);
+    pane.wait_for("Interrupted");
+    pane.wait_for_count(PROMPT, 2);
+    let took = pressed.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "prompt came back after {took:?}"
+    );
+    // The session goes on: the next turn is answered.
+    pane.send_line("and now?");
+    let screen = pane.wait_for("next answer");
+    assert!(
+        screen.contains("terminal cancelled"),
+        "the tool was cancelled:\n{screen}"
+    );
+    let requests = sb.requests();
+    let last = requests.last().unwrap();
+    let users = support::messages_with_role(last, "user");
+    assert_eq!(users.last().unwrap()["content"], "and now?");
+}
+
+#[test]
+fn undo_removes_the_last_turn_from_the_next_request_and_the_store() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("answer one"));
+    sb.mock.push(Reply::text("answer two"));
+    sb.mock.push(Reply::text("answer three"));
+    let pane = Pane::start(&sb, "undo", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("question one");
+    pane.wait_for("answer one");
+    pane.send_line("question two");
+    pane.wait_for("answer two");
+    pane.send_line("/undo");
+    pane.wait_for("Undid 2 messages");
+    // The undone text is put back in the prompt for editing: clear it first.
+    pane.keys(&["C-u"]);
+    pane.send_line("question three");
+    pane.wait_for("answer three");
+    let requests = sb.requests();
+    let users: Vec<String> = support::messages_with_role(requests.last().unwrap(), "user")
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(users, vec!["question one", "question three"]);
+    pane.keys(&["C-d"]);
+    pane.wait_for("hermes --resume");
+    let db = hermes_state::session_db::SessionDb::open(&sb.home.path().join("state.db")).unwrap();
+    let id = db.most_recent(Some("cli")).unwrap().unwrap().id;
+    let active: Vec<String> = db
+        .messages(&id)
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| m.content)
+        .collect();
+    assert_eq!(
+        active,
+        vec![
+            "question one",
+            "answer one",
+            "question three",
+            "answer three"
+        ]
+    );
+    let history = std::fs::read_to_string(sb.home.path().join(".hermes_history")).unwrap();
+    assert!(history.contains("question two"), "history file:\n{history}");
+}
+
+#[test]
+fn model_switch_reaches_the_next_request() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("switched answer"));
+    sb.mock.push(Reply::text("third answer"));
+    let pane = Pane::start(&sb, "model", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("/modle");
+    pane.wait_for("Did you mean /model?");
+    pane.send_line("/model other-model");
+    pane.wait_for("Model switched to other-model");
+    pane.send_line("hello");
+    pane.wait_for("switched answer");
+    let requests = sb.requests();
+    assert_eq!(requests.last().unwrap()["model"], "other-model");
+    // A known provider without a key says what to set and keeps the current model.
+    pane.send_line("/model openrouter:some/model");
+    pane.wait_for("needs an API key");
+    pane.send_line("/model custom:third-model");
+    pane.wait_for("Model switched to third-model via custom");
+    pane.send_line("again");
+    pane.wait_for("third answer");
+    assert_eq!(sb.requests().last().unwrap()["model"], "third-model");
+}
+
+#[test]
+fn at_file_completion_offers_a_real_file() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    support::write(sb.work.path(), "notes-for-completion.md", "x");
+    // A history written by the reference (prompt_toolkit's format) is recalled with Up.
+    support::write(
+        sb.home.path(),
+        ".hermes_history",
+        "\n# 2025-01-01 10:00:00.123456\n+an earlier question\n",
+    );
+    let pane = Pane::start(&sb, "complete", "chat");
+    pane.wait_for(PROMPT);
+    pane.type_text("look at @notes-for");
+    pane.keys(&["Tab"]);
+    pane.wait_for("@notes-for-completion.md");
+    pane.keys(&["C-u"]);
+    pane.type_text("/he");
+    pane.keys(&["Tab"]);
+    pane.wait_for("/help");
+    pane.keys(&["C-u", "Up"]);
+    pane.wait_for("an earlier question");
+}
+
+#[test]
+fn multiline_input_arrives_as_one_message() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("got backslash"));
+    sb.mock.push(Reply::text("got alt enter"));
+    sb.mock.push(Reply::text("got paste"));
+    let pane = Pane::start(&sb, "multiline", "chat");
+    pane.wait_for(PROMPT);
+    pane.type_text("first line\\");
+    pane.keys(&["Enter"]);
+    pane.send_line("second line");
+    pane.wait_for("got backslash");
+    pane.type_text("alt one");
+    pane.keys(&["M-Enter"]);
+    pane.send_line("alt two");
+    pane.wait_for("got alt enter");
+    pane.tmux(&["set-buffer", "pasted one\npasted two"]);
+    pane.tmux(&["paste-buffer", "-p", "-t", "t"]);
+    pane.keys(&["Enter"]);
+    pane.wait_for("got paste");
+    let requests = sb.requests();
+    let users: Vec<String> = support::messages_with_role(requests.last().unwrap(), "user")
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        users,
+        vec![
+            "first line\nsecond line",
+            "alt one\nalt two",
+            "pasted one\npasted two"
+        ]
+    );
+}
+
+#[test]
+fn retry_new_and_a_double_ctrl_c_exit() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("first try").with_usage(10, 2));
+    sb.mock.push(Reply::text("second try").with_usage(10, 2));
+    sb.mock.push(Reply::text("fresh start").with_usage(10, 2));
+    let pane = Pane::start(&sb, "retry", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("ask once");
+    pane.wait_for("first try");
+    pane.send_line("/retry");
+    pane.wait_for("second try");
+    pane.send_line("/usage");
+    pane.wait_for("API calls         2");
+    pane.send_line("/new");
+    pane.wait_for("New session started");
+    pane.send_line("hello again");
+    pane.wait_for("fresh start");
+    let requests = sb.requests();
+    let retried: Vec<&str> = support::messages_with_role(&requests[1], "user")
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(retried, vec!["ask once"], "retry replaces the turn");
+    let fresh = support::messages_with_role(&requests[2], "user");
+    assert_eq!(fresh.len(), 1, "a new session starts empty");
+    pane.keys(&["C-c"]);
+    pane.wait_for("Press Ctrl+C again");
+    pane.keys(&["C-c"]);
+    pane.wait_for("hermes --resume");
+}
+
+#[test]
+fn info_commands_title_and_personality() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("arr"));
+    let pane = Pane::start(&sb, "info", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("/help");
+    pane.wait_for("/compress [topic]");
+    pane.send_line("/tools");
+    pane.wait_for("💻 terminal");
+    pane.send_line("/skills");
+    pane.wait_for("No skills installed yet.");
+    pane.send_line("/title My pty session");
+    pane.wait_for("Session title set: My pty session");
+    pane.send_line("/status");
+    pane.wait_for("Model     mock-model via custom");
+    pane.send_line("/compress");
+    pane.wait_for("Nothing to compress yet.");
+    pane.send_line("/yolo");
+    pane.wait_for("YOLO mode ON");
+    pane.send_line("/personality pirate");
+    pane.wait_for("Personality set to 'pirate'");
+    pane.send_line("ahoy");
+    pane.wait_for("arr");
+    let requests = sb.requests();
+    let system = support::messages_with_role(requests.last().unwrap(), "system");
+    let prompt = system[0]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("pirate"),
+        "personality overlay sent:\n{prompt}"
+    );
+    pane.keys(&["C-d"]);
+    pane.wait_for("hermes --resume");
+    let db = hermes_state::session_db::SessionDb::open(&sb.home.path().join("state.db")).unwrap();
+    let row = db.most_recent(Some("cli")).unwrap().unwrap();
+    assert_eq!(row.title.as_deref(), Some("My pty session"));
+}
+
+#[test]
+fn a_spinner_shows_while_waiting_for_the_first_token_and_is_cleared() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock
+        .push(Reply::text("late answer").with_delay(Duration::from_millis(1500)));
+    let pane = Pane::start(&sb, "spinner", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("take your time");
+    pane.wait_for("thinking…");
+    let screen = pane.wait_for("late answer");
+    assert!(!screen.contains("thinking…"), "spinner cleared:\n{screen}");
+}
+
+#[test]
+fn resume_inside_the_repl_continues_a_titled_session() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("first answer"));
+    sb.mock.push(Reply::text("continued answer"));
+    let pane = Pane::start(&sb, "resume", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("remember the word kiwi");
+    pane.wait_for("first answer");
+    pane.send_line("/title fruit talk");
+    pane.wait_for("Session title set");
+    pane.send_line("/new");
+    pane.wait_for("New session started");
+    pane.send_line("/resume fruit talk");
+    pane.wait_for("Resumed session");
+    pane.send_line("which word?");
+    pane.wait_for("continued answer");
+    let requests = sb.requests();
+    let users: Vec<String> = support::messages_with_role(requests.last().unwrap(), "user")
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(users, vec!["remember the word kiwi", "which word?"]);
+}

@@ -1,0 +1,46 @@
+//! Dangerous-command detection and the approval gate the `terminal` tool
+//! passes every command through before running it.
+//!
+//! Detection ([`classify`]) is pure: a command is [`Verdict::Safe`],
+//! [`Verdict::Dangerous`] (runs only with approval, `--yolo` or
+//! `approvals.mode: off`) or [`Verdict::Hardline`] (never runs through the agent).
+//! The gate ([`ApprovalGate`]) adds policy: session/permanent allowlists and an
+//! injectable [`Approver`] that asks a person when one is present.
+
+mod detect;
+mod gate;
+pub mod parse;
+mod patterns;
+
+pub use detect::{PARSER_LIMIT, classify, classify_with_home};
+pub use gate::{
+    ApprovalChoice, ApprovalGate, ApprovalMode, ApprovalRequest, Approver, DEFAULT_TIMEOUT,
+    Decision, Presence, blocked_json,
+};
+
+/// What detection says about a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing recognised as destructive.
+    Safe,
+    /// Needs a person's approval (or `--yolo`) before it runs.
+    Dangerous {
+        /// Why, in the reference's words; also the allowlist key.
+        reason: String,
+    },
+    /// Refused always, even with `--yolo`.
+    Hardline {
+        /// Why, in the reference's words.
+        reason: String,
+    },
+}
+
+#[cfg(test)]
+#[path = "detect_tests.rs"]
+mod detect_tests;
+#[cfg(test)]
+#[path = "fuzz_tests.rs"]
+mod fuzz_tests;
+#[cfg(test)]
+#[path = "gate_tests.rs"]
+mod gate_tests;
