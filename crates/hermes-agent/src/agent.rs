@@ -19,6 +19,7 @@ use crate::guardrails::{GuardrailConfig, Guardrails};
 use crate::plan::PreparedCall;
 use crate::repair::repair_arguments;
 use crate::resilience::{RetryPolicy, Route, approx_tokens};
+use crate::steer::{SteerHandle, steer_marker};
 use crate::store::{LimitStore, MessageStore};
 use crate::{EventSink, wire};
 
@@ -103,6 +104,8 @@ pub struct Agent {
     guardrails: Guardrails,
     /// Dangerous-command policy handed to every tool call (refuse-by-default until set).
     approvals: Arc<hermes_tools::approval::ApprovalGate>,
+    /// Text the user sent mid-turn, appended to the next tool result.
+    steer: SteerHandle,
 }
 
 mod compression;
@@ -162,7 +165,14 @@ impl Agent {
             auxiliary_failed: None,
             guardrails: Guardrails::default(),
             approvals: Arc::default(),
+            steer: SteerHandle::default(),
         }
+    }
+
+    /// The slot for mid-turn steering: text put there while a turn runs is
+    /// appended to the next tool result (or stays pending until there is one).
+    pub fn steer_handle(&self) -> SteerHandle {
+        self.steer.clone()
     }
 
     /// Sets the dangerous-command approval policy (`--yolo`, allowlists, who to ask).
@@ -356,6 +366,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<TurnResult, AgentError> {
         self.push(Message::user(input), events);
+        let turn_start = self.messages.len();
         self.guardrails.reset();
         let mut budget = TurnBudget::new(self.options.max_turns);
         let mut usage = Usage::default();
@@ -382,6 +393,7 @@ impl Agent {
                 Err(AgentError::Llm(LlmError::Cancelled)) => break interrupted(usage, api_calls),
                 Err(e) => return Err(e),
             }
+            self.drain_steer_before_call(turn_start, events);
             let completion = match self
                 .call_with_retry(kind != CallKind::Summary, events, cancel)
                 .await
@@ -432,6 +444,15 @@ impl Agent {
             let ran = run_batch(&runnable, &self.tools, &ctx, events).await;
             let (results, halt) = self.guardrails.review(&prepared, ran, blocked, events);
             let mut fatal = None;
+            let mut results = results;
+            if let Some(last) = results.last_mut()
+                && let Some(text) = self.steer.take()
+            {
+                last.content.push_str(&steer_marker(&text));
+                let _ = events.send(Event::Status {
+                    message: "Steer delivered with the latest tool result.".into(),
+                });
+            }
             for r in results {
                 if let (None, Some(msg)) = (&fatal, r.fatal.clone()) {
                     fatal = Some((r.name.clone(), msg));
@@ -636,6 +657,43 @@ impl Agent {
 }
 
 impl Agent {
+    /// Before a model call: pending steer text goes onto the last tool message
+    /// of this turn, if there is one and it is the newest message (so the
+    /// stored copy can be replaced); otherwise it stays pending for the next
+    /// tool batch rather than becoming a user message mid-turn.
+    fn drain_steer_before_call(&mut self, turn_start: usize, events: &EventSink) {
+        let Some(text) = self.steer.take() else {
+            return;
+        };
+        let start = turn_start.min(self.messages.len());
+        let last_is_tool = self.messages.len() > start
+            && self
+                .messages
+                .last()
+                .is_some_and(|m| m.role == hermes_protocol::Role::Tool);
+        if !last_is_tool {
+            self.steer.restore(text);
+            return;
+        }
+        let Some(message) = self.messages.last_mut() else {
+            return;
+        };
+        let mut content = message.content.take().unwrap_or_default();
+        content.push_str(&steer_marker(&text));
+        message.content = Some(content);
+        let message = message.clone();
+        if let Some(store) = self.store.as_mut()
+            && let Err(e) = store.rewind(1).and_then(|()| store.append(&message))
+        {
+            let _ = events.send(Event::Status {
+                message: format!("Could not update a stored tool result with the steer: {e}"),
+            });
+        }
+        let _ = events.send(Event::Status {
+            message: "Steer delivered with the latest tool result.".into(),
+        });
+    }
+
     /// Ends the turn on a guardrail hard stop, explaining why in the final answer.
     fn halt_turn(
         &mut self,

@@ -14,12 +14,14 @@ pub mod plan;
 pub mod prompt;
 pub mod repair;
 mod resilience;
+pub mod steer;
 mod store;
 pub mod wire;
 
 pub use agent::{Agent, AgentError, AgentOptions, SUMMARY_REQUEST, TurnResult};
 pub use guardrails::GuardrailConfig;
 pub use resilience::{RetryPolicy, Route};
+pub use steer::SteerHandle;
 pub use store::{LimitStore, MessageStore};
 
 /// Where the agent sends its events.

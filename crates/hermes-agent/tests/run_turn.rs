@@ -300,3 +300,100 @@ async fn a_failing_store_warns_but_does_not_break_the_turn() {
         .any(|e| matches!(e, Event::Status { message } if message.contains("disk full")));
     assert!(warned);
 }
+
+#[tokio::test]
+async fn a_steer_sent_while_a_tool_runs_rides_on_its_result() {
+    let mock = MockServer::start();
+    mock.push_all([
+        Reply::tool_calls(&[
+            ("a", "sleepy", r#"{"ms": 10, "label": "first"}"#),
+            ("b", "sleepy", r#"{"ms": 400, "label": "second"}"#),
+        ]),
+        Reply::text("done"),
+    ]);
+    let mut agent = agent(&mock, 10);
+    let steer = agent.steer_handle();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(steer.steer("use the other file"));
+    });
+    let result = agent.run_turn("go", &tx, &cancel).await.unwrap();
+    assert_eq!(result.final_text, "done");
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let msgs = requests[1]["messages"].as_array().unwrap();
+    let tools: Vec<&Value> = msgs.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tools.len(), 2);
+    let first = tools[0]["content"].as_str().unwrap();
+    let last = tools[1]["content"].as_str().unwrap();
+    assert!(!first.contains("use the other file"), "{first}");
+    assert!(last.contains("second"), "{last}");
+    assert!(
+        last.contains(&hermes_agent::steer::steer_marker("use the other file")),
+        "{last}"
+    );
+    // No extra user message was added mid-turn.
+    assert_eq!(msgs.iter().filter(|m| m["role"] == "user").count(), 1);
+    // The history (and so the store) keeps the steered result.
+    let kept = agent
+        .messages()
+        .iter()
+        .rfind(|m| m.role == Role::Tool)
+        .unwrap();
+    assert!(kept.text().contains("use the other file"));
+    assert!(!agent.steer_handle().is_pending());
+}
+
+#[tokio::test]
+async fn a_steer_with_no_tool_result_in_the_turn_stays_pending() {
+    let mock = MockServer::start();
+    mock.push(Reply::text("answer"));
+    let mut agent = agent(&mock, 10);
+    let steer = agent.steer_handle();
+    steer.steer("be brief");
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let result = agent
+        .run_turn("hi", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(result.final_text, "answer");
+    let req = &mock.chat_requests()[0];
+    let body = req.to_string();
+    assert!(!body.contains("be brief"), "{body}");
+    assert_eq!(
+        agent
+            .messages()
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .count(),
+        1
+    );
+    assert_eq!(steer.take().as_deref(), Some("be brief"));
+}
+
+#[tokio::test]
+async fn a_steer_never_edits_an_earlier_turns_tool_result() {
+    let mock = MockServer::start();
+    mock.push_all([
+        Reply::tool_call("a", "sleepy", r#"{"ms": 1, "label": "x"}"#),
+        Reply::text("ok"),
+    ]);
+    let mut agent = agent(&mock, 10);
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    // A steer left from the previous turn does not touch that turn's tool result.
+    mock.push(Reply::text("fine"));
+    agent.steer_handle().steer("late");
+    agent
+        .run_turn("again", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    let body = mock.chat_requests()[2].to_string();
+    assert!(!body.contains("late"), "{body}");
+    assert!(agent.steer_handle().is_pending());
+}

@@ -32,6 +32,8 @@ pub enum Command {
     Auth(crate::auth_cmd::AuthArgs),
     /// Manage local models (pull the embedded default).
     Model(crate::model_cmd::ModelArgs),
+    /// List, show, create and delete skills.
+    Skills(crate::skills_cmd::SkillsArgs),
 }
 
 /// `hermes chat` flags.
@@ -44,6 +46,10 @@ pub struct ChatArgs {
     /// Quiet mode for programs: only the final answer on stdout, the session id on stderr.
     #[arg(short = 'Q', long = "quiet")]
     pub quiet: bool,
+
+    /// Preload skills (comma-separated names) for the session, ahead of the first message.
+    #[arg(short = 's', long = "skills", value_name = "NAMES")]
+    pub skills: Option<String>,
 
     #[command(flatten)]
     pub run: RunArgs,

@@ -52,11 +52,13 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Sessions(args))) => crate::sessions::run(args),
         (None, Some(Command::Model(args))) => crate::model_cmd::run(args, &cli.run).await,
         (None, Some(Command::Auth(args))) => crate::auth_cmd::run(args),
+        (None, Some(Command::Skills(args))) => crate::skills_cmd::run(args),
         (None, None) => {
             run_chat(
                 ChatArgs {
                     query: None,
                     quiet: false,
+                    skills: None,
                     run: RunArgs::default(),
                 },
                 &cli.run,
@@ -78,11 +80,20 @@ pub fn fail(err: &anyhow::Error) -> ExitCode {
 
 async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
     let run = merge(&chat.run, top);
+    // `-s`: the skills ride in front of the first user message, not in the system prompt.
+    let preload = match chat.skills.as_deref() {
+        Some(names) => Some(crate::skills_cmd::preload_prompt(names)?),
+        None => None,
+    };
+    let with_skills = |q: String| match &preload {
+        Some(text) => format!("{text}\n\n{q}"),
+        None => q,
+    };
     match chat.query {
         Some(q) => {
             run_query(
                 &run,
-                q,
+                with_skills(q),
                 if chat.quiet {
                     Mode::Quiet
                 } else {
@@ -91,7 +102,16 @@ async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
             )
             .await
         }
-        None if std::io::stdin().is_terminal() => crate::repl::run(&run, chat.quiet).await,
+        None if std::io::stdin().is_terminal() => {
+            if preload.is_some() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "warning: -s/--skills is not applied in interactive mode yet; load skills \
+                     with skill_view instead"
+                );
+            }
+            crate::repl::run(&run, chat.quiet).await
+        }
         None => {
             let mut input = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
@@ -101,7 +121,7 @@ async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
             }
             run_query(
                 &run,
-                input,
+                with_skills(input),
                 if chat.quiet {
                     Mode::Quiet
                 } else {
@@ -572,13 +592,23 @@ pub(crate) async fn run_turn(
     verbosity: Verbosity,
     rich: bool,
 ) -> Result<hermes_agent::TurnResult, AgentError> {
+    run_turn_with(session, prompt, verbosity, rich, CancellationToken::new()).await
+}
+
+/// [`run_turn`] with a cancel token the caller can also fire (`/stop` typed mid-turn).
+pub(crate) async fn run_turn_with(
+    session: &mut Session,
+    prompt: &str,
+    verbosity: Verbosity,
+    rich: bool,
+    cancel: CancellationToken,
+) -> Result<hermes_agent::TurnResult, AgentError> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut renderer = Renderer::new(verbosity, session.emojis.clone());
     if rich {
         renderer = renderer.rich();
     }
     let printer = tokio::spawn(crate::spinner::print_events(renderer, rx));
-    let cancel = CancellationToken::new();
     let on_ctrl_c = cancel.clone();
     let watcher = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {

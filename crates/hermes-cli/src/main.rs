@@ -4,6 +4,7 @@ mod approval_prompt;
 mod args;
 mod auth_cmd;
 mod auxiliary;
+mod bundled_skills;
 mod chat;
 mod history;
 mod markdown;
@@ -15,6 +16,7 @@ mod runtime;
 mod session_id;
 mod sessions;
 mod setup;
+mod skills_cmd;
 mod spinner;
 
 use std::process::ExitCode;

@@ -34,6 +34,12 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> String {
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0);
+    // The index is offered only when the model can load what it lists.
+    let skills = if ctx.tools.iter().any(|t| t == "skill_view") {
+        skills_index(ctx.home)
+    } else {
+        Vec::new()
+    };
     let inputs = PromptInputs {
         hermes_home: Some(ctx.home.root().to_path_buf()),
         home_dir: ctx.env.get("HOME").map(Into::into),
@@ -42,9 +48,8 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> String {
         platform: "cli".into(),
         model: ctx.model.to_owned(),
         provider: ctx.provider.to_owned(),
+        skills,
         tools: ctx.tools,
-        // Skills arrive with the skills feature; until then there is no index.
-        skills: Vec::new(),
         memory_block: ctx.memory_block,
         ignore_rules: ctx.ignore_rules,
         now_unix,
@@ -55,6 +60,17 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> String {
         let _ = writeln!(err, "warning: {warning}");
     }
     built.text
+}
+
+/// Installed skills as (name, description), from `$HERMES_HOME/skills/`.
+/// The bundled skills are seeded first, so a fresh home starts with them.
+pub fn skills_index(home: &HermesHome) -> Vec<(String, String)> {
+    crate::bundled_skills::sync(home);
+    hermes_state::skills::SkillStore::for_home(home.root())
+        .discover()
+        .into_iter()
+        .map(|s| (s.name, s.description))
+        .collect()
 }
 
 /// The kernel release on Linux; elsewhere the OS name alone is enough.

@@ -484,3 +484,122 @@ fn resume_inside_the_repl_continues_a_titled_session() {
         .collect();
     assert_eq!(users, vec!["remember the word kiwi", "which word?"]);
 }
+
+#[test]
+fn steer_typed_while_a_tool_runs_reaches_the_next_tool_result() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 3"}"#,
+    ));
+    sb.mock.push(Reply::text("steered answer"));
+    let pane = Pane::start(&sb, "steer", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("read the file");
+    pane.wait_for("sleep 3");
+    pane.send_line("/steer use the other file");
+    pane.wait_for("steer noted");
+    pane.wait_for("steered answer");
+    pane.wait_for_count(PROMPT, 2);
+    let requests = sb.requests();
+    assert_eq!(requests.len(), 2);
+    let tools = support::messages_with_role(&requests[1], "tool");
+    let content = tools.last().unwrap()["content"].as_str().unwrap();
+    assert!(content.contains("use the other file"), "{content}");
+    assert!(content.contains("USER STEER"), "{content}");
+    // A steer is not a user message.
+    let users = support::messages_with_role(&requests[1], "user");
+    assert_eq!(users.len(), 1);
+}
+
+#[test]
+fn queue_typed_while_a_turn_runs_is_sent_when_it_ends() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 3"}"#,
+    ));
+    sb.mock.push(Reply::text("first answer"));
+    sb.mock.push(Reply::text("second answer"));
+    let pane = Pane::start(&sb, "queue", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("first question");
+    pane.wait_for("sleep 3");
+    pane.send_line("/queue second question");
+    pane.wait_for("queued for after this turn");
+    pane.send_line("/usage");
+    pane.wait_for("has to wait");
+    let screen = pane.wait_for("second answer");
+    assert!(screen.contains("first answer"), "{screen}");
+    // The deferred command runs after the queued message, in typing order.
+    let screen = pane.wait_for("API calls");
+    let answer = screen.find("second answer").unwrap();
+    assert!(screen[answer..].contains("API calls"), "{screen}");
+    let requests = sb.requests();
+    assert_eq!(requests.len(), 3);
+    let users = support::messages_with_role(&requests[2], "user");
+    assert_eq!(users.last().unwrap()["content"], "second question");
+    // The prompt is back and takes input as usual.
+    pane.wait_until("an idle prompt", |s| s.trim_end().ends_with(PROMPT));
+}
+
+#[test]
+fn stop_typed_mid_turn_interrupts_and_idle_steer_is_sent_as_a_message() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 30"}"#,
+    ));
+    sb.mock.push(Reply::text("after the stop"));
+    let pane = Pane::start(&sb, "stop", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("sleep please");
+    pane.wait_for("sleep 30");
+    let typed = Instant::now();
+    pane.send_line("/stop");
+    pane.wait_for("Interrupted");
+    pane.wait_for_count(PROMPT, 2);
+    assert!(typed.elapsed() < Duration::from_secs(10));
+    pane.send_line("/steer hello there");
+    let screen = pane.wait_for("after the stop");
+    assert!(screen.contains("No turn is running"), "{screen}");
+    let requests = sb.requests();
+    let users = support::messages_with_role(requests.last().unwrap(), "user");
+    assert_eq!(users.last().unwrap()["content"], "hello there");
+}
+
+#[test]
+fn a_command_and_ctrl_d_typed_ahead_during_a_turn_run_after_it() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 2"}"#,
+    ));
+    sb.mock.push(Reply::text("slow answer"));
+    let pane = Pane::start(&sb, "ahead", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("take your time");
+    pane.wait_for("sleep 2");
+    pane.send_line("/usage");
+    pane.wait_for("has to wait");
+    pane.keys(&["C-d"]);
+    let screen = pane.wait_for("hermes --resume");
+    let answer = screen.find("slow answer").unwrap();
+    assert!(screen[answer..].contains("API calls"), "{screen}");
+}

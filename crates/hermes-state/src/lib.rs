@@ -10,6 +10,7 @@ mod env;
 mod home;
 pub mod memory;
 pub mod session_db;
+pub mod skills;
 pub mod time;
 
 pub use config::{AgentConfig, Config, ConfigError, ModelConfig};

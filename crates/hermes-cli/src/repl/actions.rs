@@ -108,6 +108,12 @@ impl Repl {
             "tools" => write!(err, "{}", self.tools())?,
             "skills" => writeln!(err, "No skills installed yet.")?,
             "personality" => self.personality(arg)?,
+            "queue" | "steer" if arg.is_empty() => writeln!(err, "Usage: /{name} <prompt>")?,
+            "queue" => return Ok(Next::Send(arg.to_owned())),
+            "steer" => {
+                writeln!(err, "No turn is running; sending it as a message.")?;
+                return Ok(Next::Send(arg.to_owned()));
+            }
             "stop" => writeln!(
                 err,
                 "No background processes are running. (Ctrl+C stops a running turn.)"

@@ -47,6 +47,18 @@ pub const COMMANDS: &[CommandDef] = &[
         help: "Compress the conversation context now",
     },
     CommandDef {
+        name: "queue",
+        aliases: &[],
+        args: "<prompt>",
+        help: "Send a prompt once the running turn finishes (typing plain text mid-turn does the same)",
+    },
+    CommandDef {
+        name: "steer",
+        aliases: &[],
+        args: "<prompt>",
+        help: "Tell the running turn something; it reaches the model with the next tool result",
+    },
+    CommandDef {
         name: "stop",
         aliases: &[],
         args: "",

@@ -12,11 +12,17 @@ fn names_and_aliases_resolve_with_their_arguments() {
     assert_eq!(name(&parse("/new")), Some("new"));
     assert_eq!(name(&parse("/reset")), Some("new"));
     assert_eq!(name(&parse("/EXIT")), Some("quit"));
+    let model = COMMANDS.iter().find(|d| d.name == "model").unwrap();
     assert_eq!(
         parse("/model  openrouter:some/model "),
-        Parsed::Known(&COMMANDS[8], "openrouter:some/model".into())
+        Parsed::Known(model, "openrouter:some/model".into())
     );
-    assert_eq!(COMMANDS[8].name, "model");
+    let steer = COMMANDS.iter().find(|d| d.name == "steer").unwrap();
+    assert_eq!(
+        parse("/steer use the other file"),
+        Parsed::Known(steer, "use the other file".into())
+    );
+    assert_eq!(name(&parse("/queue next")), Some("queue"));
 }
 
 #[test]

@@ -7,14 +7,18 @@ pub mod commands;
 pub mod editor;
 pub mod history_file;
 pub mod tally;
+mod typeahead;
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use hermes_agent::SteerHandle;
 use hermes_protocol::TurnEnd;
 use rustyline::error::ReadlineError;
+use tokio_util::sync::CancellationToken;
 
 use crate::args::RunArgs;
 use crate::chat::{self, Mode, Session};
@@ -44,6 +48,19 @@ pub(crate) struct Repl {
     pub(crate) quiet: bool,
     /// The system prompt before any /personality overlay.
     pub(crate) base_prompt: Option<String>,
+    /// What was typed during a turn, handled in order once it ends.
+    pub(crate) queued: VecDeque<Queued>,
+}
+
+/// Input typed during a turn that waits for the turn to end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Queued {
+    /// Sent as the next user message (plain text, `/queue`, an unused `/steer`).
+    Message(String),
+    /// A slash command other than /steer, /queue and /stop.
+    Command(String),
+    /// Ctrl+D: leave, as at the prompt.
+    Eof,
 }
 
 /// What the loop does after a line.
@@ -74,10 +91,39 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
         yolo: run.yolo,
         quiet,
         base_prompt: None,
+        queued: VecDeque::new(),
     };
     repl.apply_approvals();
     let mut last_interrupt: Option<Instant> = None;
     loop {
+        if let Some(item) = repl.queued.pop_front() {
+            if let Queued::Message(line) | Queued::Command(line) = &item
+                && ed.add_history_entry(line.as_str()).unwrap_or(false)
+            {
+                let _ = history_file::append(&history, line);
+            }
+            let next = match item {
+                Queued::Eof => break,
+                Queued::Message(text) => {
+                    if !repl.quiet {
+                        writeln!(err, "{PROMPT}{}", preview(&text))?;
+                    }
+                    Next::Send(text)
+                }
+                Queued::Command(line) => {
+                    if !repl.quiet {
+                        writeln!(err, "{PROMPT}{line}")?;
+                    }
+                    repl.command(&line).await?
+                }
+            };
+            match next {
+                Next::Continue => {}
+                Next::Quit => break,
+                Next::Send(text) => repl.send(&text).await?,
+            }
+            continue;
+        }
         let read = match repl.prefill.take() {
             Some(text) => ed.readline_with_initial(PROMPT, (&text, "")),
             None => ed.readline(PROMPT),
@@ -127,6 +173,91 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
         },
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A line typed while a turn runs: /steer, /queue (or plain text), /stop;
+/// anything else has to wait for the prompt.
+fn mid_turn(
+    line: &str,
+    steer: &SteerHandle,
+    cancel: &CancellationToken,
+    queued: &mut Vec<Queued>,
+) -> Result<()> {
+    let mut err = std::io::stderr();
+    let text = line.trim();
+    if text.is_empty() {
+        return Ok(());
+    }
+    if !is_command(text) {
+        writeln!(err, "  queued for after this turn: {}", preview(text))?;
+        queued.push(Queued::Message(text.to_owned()));
+        return Ok(());
+    }
+    match commands::parse(text) {
+        Parsed::Known(def, arg) => match def.name {
+            "steer" | "queue" if arg.is_empty() => {
+                writeln!(err, "  Usage: /{} <prompt>", def.name)?;
+            }
+            "steer" => {
+                steer.steer(&arg);
+                writeln!(
+                    err,
+                    "  ⏩ steer noted; the model sees it with the next tool result: {}",
+                    preview(&arg)
+                )?;
+            }
+            "queue" => {
+                writeln!(err, "  queued for after this turn: {}", preview(&arg))?;
+                queued.push(Queued::Message(arg));
+            }
+            "stop" => {
+                writeln!(err, "  stopping the turn…")?;
+                cancel.cancel();
+            }
+            name => {
+                writeln!(
+                    err,
+                    "  /{name} has to wait; it runs when this turn ends (/stop ends it now)."
+                )?;
+                queued.push(Queued::Command(text.to_owned()));
+            }
+        },
+        Parsed::Unknown { typed, .. } => writeln!(
+            err,
+            "  Unknown command /{typed}. While a turn runs: /steer, /queue, /stop."
+        )?,
+    }
+    Ok(())
+}
+
+/// Something the type-ahead reader saw during a turn.
+fn typed_mid_turn(
+    typed: typeahead::Typed,
+    steer: &SteerHandle,
+    cancel: &CancellationToken,
+    queued: &mut Vec<Queued>,
+    prefill: &mut Option<String>,
+) -> Result<()> {
+    match typed {
+        typeahead::Typed::Line(line) => mid_turn(&line, steer, cancel, queued)?,
+        typeahead::Typed::Eof => queued.push(Queued::Eof),
+        typeahead::Typed::Partial(text) => {
+            if prefill.is_none() {
+                *prefill = Some(text);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first line of `text`, cut to 80 characters, for confirmations.
+fn preview(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let mut out: String = first.chars().take(80).collect();
+    if out.len() < first.len() || text.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 /// Whether a line is a slash command rather than a message: `/etc/hosts …`
@@ -186,8 +317,48 @@ impl Repl {
             Verbosity::Normal
         };
         let rich = self.rich();
-        let outcome = chat::run_turn(&mut self.session, text, verbosity, rich).await;
+        let steer = self.session.agent.steer_handle();
+        let cancel = CancellationToken::new();
+        let (lines_tx, mut lines) = tokio::sync::mpsc::unbounded_channel();
+        let reader = typeahead::TypeAhead::start(lines_tx);
+        let mut queued = Vec::new();
+        let mut prefill = None;
+        let outcome = {
+            let turn =
+                chat::run_turn_with(&mut self.session, text, verbosity, rich, cancel.clone());
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    outcome = &mut turn => break outcome,
+                    Some(typed) = lines.recv() => {
+                        typed_mid_turn(typed, &steer, &cancel, &mut queued, &mut prefill)?;
+                    }
+                }
+            }
+        };
+        reader.stop();
+        // Lines that arrived as the turn ended are still the user's: queue them.
+        while let Ok(typed) = lines.try_recv() {
+            let late = CancellationToken::new();
+            typed_mid_turn(typed, &steer, &late, &mut queued, &mut prefill)?;
+        }
+        if self.prefill.is_none() {
+            self.prefill = prefill;
+        }
         let mut err = std::io::stderr();
+        if let Some(left) = steer.take() {
+            writeln!(
+                err,
+                "⏩ No tool ran after your /steer; sending it as the next message."
+            )?;
+            // Ahead of a typed Ctrl+D, so it is not lost on the way out.
+            let at = queued
+                .iter()
+                .position(|q| *q == Queued::Eof)
+                .unwrap_or(queued.len());
+            queued.insert(at, Queued::Message(left));
+        }
+        self.queued.extend(queued);
         match outcome {
             Ok(result) => {
                 let route = self.session.agent.active_route().model.clone();

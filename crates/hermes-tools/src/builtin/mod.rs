@@ -5,6 +5,7 @@ pub mod patch;
 pub mod read_file;
 pub mod search_files;
 pub mod session_search;
+pub mod skills;
 pub mod terminal;
 pub mod todo;
 pub mod write_file;
@@ -22,5 +23,8 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(patch::PatchTool),
         Arc::new(search_files::SearchFilesTool),
         Arc::new(todo::TodoTool::default()),
+        Arc::new(skills::SkillsListTool),
+        Arc::new(skills::SkillViewTool),
+        Arc::new(skills::SkillManageTool),
     ]
 }
