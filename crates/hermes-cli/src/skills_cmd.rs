@@ -175,18 +175,15 @@ pub fn preload_prompt(names: &str) -> Result<String> {
             continue;
         }
         seen.push(name);
-        match (store.find(name), store.read(name, None)) {
-            (Some(skill), Ok(text)) => parts.push(format!(
-                "[IMPORTANT: This session was started with the \"{}\" skill preloaded. Follow \
-                 its instructions for the rest of the session unless the user says otherwise.]\
-                 \n\n{}\n\n[Skill directory: {}]\nRelative paths in this skill (such as \
-                 scripts/ or templates/ files) are relative to that directory; use absolute \
-                 paths when running them.",
-                skill.name,
-                text.trim(),
-                skill.dir.display()
-            )),
-            _ => missing.push(name),
+        let activation = |skill: &str| {
+            format!(
+                "[IMPORTANT: This session was started with the \"{skill}\" skill preloaded. Follow \
+                 its instructions for the rest of the session unless the user says otherwise.]"
+            )
+        };
+        match skill_message(&store, name, &activation) {
+            Some(text) => parts.push(text),
+            None => missing.push(name),
         }
     }
     if parts.is_empty() {
@@ -203,4 +200,58 @@ pub fn preload_prompt(names: &str) -> Result<String> {
         );
     }
     Ok(parts.join("\n\n"))
+}
+
+/// A skill's SKILL.md behind an activation note, with its directory so relative paths
+/// resolve; `None` when there is no such skill.
+fn skill_message(
+    store: &SkillStore,
+    name: &str,
+    activation: &dyn Fn(&str) -> String,
+) -> Option<String> {
+    let skill = store.find(name)?;
+    let text = store.read(name, None).ok()?;
+    Some(format!(
+        "{}\n\n{}\n\n[Skill directory: {}]\nRelative paths in this skill (such as scripts/ or \
+         templates/ files) are relative to that directory; use absolute paths when running them.",
+        activation(&skill.name),
+        text.trim(),
+        skill.dir.display()
+    ))
+}
+
+/// The user message for `/NAME [instruction]` in the REPL: the skill, marked as invoked
+/// by the user, then what they asked. `None` when no installed skill has that name.
+pub fn invocation_message(
+    hermes_home: &std::path::Path,
+    name: &str,
+    instruction: &str,
+) -> Option<String> {
+    let store = SkillStore::for_home(hermes_home);
+    let activation = |skill: &str| {
+        format!(
+            "[IMPORTANT: The user invoked the \"{skill}\" skill and wants you to follow its \
+             instructions. The whole skill is loaded below.]"
+        )
+    };
+    let message = skill_message(&store, name, &activation)?;
+    let instruction = instruction.trim();
+    Some(if instruction.is_empty() {
+        message
+    } else {
+        format!("{message}\n\nThe user's request: {instruction}")
+    })
+}
+
+/// `name — description` lines for the installed skills (the REPL's `/skills`).
+pub fn listing(hermes_home: &std::path::Path) -> String {
+    let skills = SkillStore::for_home(hermes_home).discover();
+    if skills.is_empty() {
+        return "No skills installed yet (create one with `hermes skills create`).\n".to_owned();
+    }
+    let mut out = String::new();
+    for s in skills {
+        out.push_str(&format!("  /{:<24} {}\n", s.name, s.description));
+    }
+    out
 }

@@ -414,7 +414,7 @@ fn info_commands_title_and_personality() {
     pane.send_line("/tools");
     pane.wait_for("💻 terminal");
     pane.send_line("/skills");
-    pane.wait_for("No skills installed yet.");
+    pane.wait_for("/commit-messages");
     pane.send_line("/title My pty session");
     pane.wait_for("Session title set: My pty session");
     pane.send_line("/status");
@@ -602,4 +602,41 @@ fn a_command_and_ctrl_d_typed_ahead_during_a_turn_run_after_it() {
     let screen = pane.wait_for("hermes --resume");
     let answer = screen.find("slow answer").unwrap();
     assert!(screen[answer..].contains("API calls"), "{screen}");
+}
+
+#[test]
+fn a_skill_name_as_a_command_loads_the_skill_with_the_request() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let dir = sb.home.path().join("skills").join("deploy-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: deploy-check\ndescription: Checks a deployment before it ships.\n---\n\n# Deploy check\n\n1. Run the smoke tests first.\n",
+    )
+    .unwrap();
+    sb.mock.push(Reply::text("checked"));
+    let pane = Pane::start(&sb, "skillcmd", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("/skills");
+    pane.wait_for("Checks a deployment before it ships.");
+    pane.send_line("/deploy-check staging please");
+    pane.wait_for("checked");
+    let requests = sb.requests();
+    let users = support::messages_with_role(requests.last().unwrap(), "user");
+    let text = users.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        text.contains("invoked the \"deploy-check\" skill"),
+        "{text}"
+    );
+    assert!(text.contains("1. Run the smoke tests first."), "{text}");
+    assert!(
+        text.ends_with("The user's request: staging please"),
+        "{text}"
+    );
+    // A name that is neither a command nor a skill still gets a suggestion.
+    pane.send_line("/modle");
+    pane.wait_for("Did you mean /model?");
 }

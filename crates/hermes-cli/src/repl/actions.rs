@@ -106,7 +106,11 @@ impl Repl {
                 }
             }
             "tools" => write!(err, "{}", self.tools())?,
-            "skills" => writeln!(err, "No skills installed yet.")?,
+            "skills" => write!(
+                err,
+                "{}",
+                crate::skills_cmd::listing(self.session.home.root())
+            )?,
             "personality" => self.personality(arg)?,
             "queue" | "steer" if arg.is_empty() => writeln!(err, "Usage: /{name} <prompt>")?,
             "queue" => return Ok(Next::Send(arg.to_owned())),

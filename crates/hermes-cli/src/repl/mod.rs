@@ -388,6 +388,19 @@ impl Repl {
         let (def, arg) = match commands::parse(line) {
             Parsed::Known(def, arg) => (def, arg),
             Parsed::Unknown { typed, suggestion } => {
+                // `/skill-name [instruction]` loads an installed skill as the message.
+                let instruction = line
+                    .trim()
+                    .splitn(2, char::is_whitespace)
+                    .nth(1)
+                    .unwrap_or("");
+                if let Some(message) = crate::skills_cmd::invocation_message(
+                    self.session.home.root(),
+                    &typed,
+                    instruction,
+                ) {
+                    return Ok(Next::Send(message));
+                }
                 let mut err = std::io::stderr();
                 match suggestion {
                     Some(s) => writeln!(err, "Unknown command /{typed}. Did you mean /{s}?")?,
