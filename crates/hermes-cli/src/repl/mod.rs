@@ -391,9 +391,8 @@ impl Repl {
                 // `/skill-name [instruction]` loads an installed skill as the message.
                 let instruction = line
                     .trim()
-                    .splitn(2, char::is_whitespace)
-                    .nth(1)
-                    .unwrap_or("");
+                    .split_once(char::is_whitespace)
+                    .map_or("", |(_, rest)| rest);
                 if let Some(message) = crate::skills_cmd::invocation_message(
                     self.session.home.root(),
                     &typed,
