@@ -88,13 +88,7 @@ impl Parser {
                 '\'' => {
                     self.pos += 1;
                     self.in_word = true;
-                    while let Some(q) = self.peek(0) {
-                        self.pos += 1;
-                        if q == '\'' {
-                            break;
-                        }
-                        self.word.push(q);
-                    }
+                    self.single_quoted();
                 }
                 '"' => {
                     self.pos += 1;
@@ -188,6 +182,17 @@ impl Parser {
             }
         }
         self.end_pipeline();
+    }
+
+    /// The rest of a '…' string, taken literally into the current word.
+    fn single_quoted(&mut self) {
+        while let Some(q) = self.peek(0) {
+            self.pos += 1;
+            if q == '\'' {
+                break;
+            }
+            self.word.push(q);
+        }
     }
 
     fn double_quoted(&mut self) {
@@ -363,13 +368,7 @@ impl Parser {
                 }
                 '\'' => {
                     self.pos += 1;
-                    while let Some(q) = self.peek(0) {
-                        self.pos += 1;
-                        if q == '\'' {
-                            break;
-                        }
-                        self.word.push(q);
-                    }
+                    self.single_quoted();
                 }
                 '"' => {
                     self.pos += 1;
