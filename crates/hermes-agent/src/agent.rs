@@ -88,14 +88,16 @@ pub struct Agent {
     tools: Registry,
     options: AgentOptions,
     messages: Vec<Message>,
-    store: Option<Box<dyn MessageStore>>,
+    /// Behind a mutex only so the agent is `Sync` (a subagent's turn runs inside a
+    /// tool future, which must be `Send`); access is always through `&mut self`.
+    store: Option<std::sync::Mutex<Box<dyn MessageStore>>>,
     /// Thresholds, the window as currently known, and state across compressions.
     compressor: ContextCompressor,
     /// A window the provider reported, to be remembered after the next success.
     confirmed_limit: Option<u64>,
     /// `max_tokens` for the next call only, after an output-cap rejection.
     output_cap: Option<u32>,
-    limits: Option<Box<dyn LimitStore>>,
+    limits: Option<std::sync::Mutex<Box<dyn LimitStore>>>,
     /// The auxiliary model that writes compression summaries (the main route if unset).
     auxiliary: Option<Route>,
     /// When the auxiliary model last failed; it is skipped for a while after.
@@ -106,6 +108,8 @@ pub struct Agent {
     approvals: Arc<hermes_tools::approval::ApprovalGate>,
     /// Text the user sent mid-turn, appended to the next tool result.
     steer: SteerHandle,
+    /// Who answers `clarify` questions (the REPL); `None` in one-shot runs.
+    clarifier: Option<Arc<dyn hermes_tools::Clarifier>>,
 }
 
 mod compression;
@@ -166,6 +170,7 @@ impl Agent {
             guardrails: Guardrails::default(),
             approvals: Arc::default(),
             steer: SteerHandle::default(),
+            clarifier: None,
         }
     }
 
@@ -183,6 +188,11 @@ impl Agent {
     /// The approval policy in use (a subagent derives its own from it).
     pub fn approvals(&self) -> &Arc<hermes_tools::approval::ApprovalGate> {
         &self.approvals
+    }
+
+    /// Sets who answers the `clarify` tool (the interactive front-end).
+    pub fn set_clarifier(&mut self, clarifier: Arc<dyn hermes_tools::Clarifier>) {
+        self.clarifier = Some(clarifier);
     }
 
     /// Sets the `tool_loop_guardrails:` thresholds.
@@ -219,7 +229,7 @@ impl Agent {
 
     /// Where windows that providers confirm are remembered for later sessions.
     pub fn set_limit_store(&mut self, store: Box<dyn LimitStore>) {
-        self.limits = Some(store);
+        self.limits = Some(std::sync::Mutex::new(store));
     }
 
     /// Adds a provider to fall back to, after the primary and earlier fallbacks.
@@ -257,7 +267,7 @@ impl Agent {
 
     /// Persists every later message and usage record through `store`.
     pub fn set_store(&mut self, store: Box<dyn MessageStore>) {
-        self.store = Some(store);
+        self.store = Some(std::sync::Mutex::new(store));
     }
 
     /// Backs up `n` user turns (at least one): drops the `n`th-from-last user
@@ -283,7 +293,7 @@ impl Agent {
         let removed = self.messages.len() - cut;
         let text = self.messages[cut].text().to_owned();
         self.messages.truncate(cut);
-        if let Some(store) = self.store.as_mut() {
+        if let Some(store) = self.store_mut() {
             store.rewind(removed)?;
         }
         Ok(Some((text, removed)))
@@ -333,8 +343,21 @@ impl Agent {
         self.active = 0;
     }
 
+    /// Ends the stored session with `reason`; the agent is done with it.
+    pub fn end_session(&mut self, reason: &str) -> Result<(), String> {
+        self.store_mut().map_or(Ok(()), |store| store.end(reason))
+    }
+
+    /// The session store, if one is set.
+    fn store_mut(&mut self) -> Option<&mut Box<dyn MessageStore>> {
+        self.store.as_mut().map(|m| {
+            m.get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+    }
+
     fn push(&mut self, message: Message, events: &EventSink) {
-        if let Some(store) = self.store.as_mut()
+        if let Some(store) = self.store_mut()
             && let Err(e) = store.append(&message)
         {
             let _ = events.send(Event::Status {
@@ -348,7 +371,7 @@ impl Agent {
     }
 
     fn record_usage(&mut self, usage: &Usage, events: &EventSink) {
-        if let Some(store) = self.store.as_mut()
+        if let Some(store) = self.store_mut()
             && let Err(e) = store.record_usage(usage)
         {
             let _ = events.send(Event::Status {
@@ -439,7 +462,14 @@ impl Agent {
                 homes: self.options.homes.clone(),
                 approvals: self.approvals.clone(),
                 events: Some(events.clone()),
+                clarifier: self.clarifier.clone(),
+                registry: Some(self.tools.clone()),
             };
+            // A round that only ran scripts does not count against the budget:
+            // execute_code exists to do many steps in one call.
+            if prepared.iter().all(|c| c.name == "execute_code") {
+                budget.refund();
+            }
             let (runnable, blocked) = self.guardrails.screen(&prepared);
             let ran = run_batch(&runnable, &self.tools, &ctx, events).await;
             let (results, halt) = self.guardrails.review(&prepared, ran, blocked, events);
@@ -682,7 +712,7 @@ impl Agent {
         content.push_str(&steer_marker(&text));
         message.content = Some(content);
         let message = message.clone();
-        if let Some(store) = self.store.as_mut()
+        if let Some(store) = self.store_mut()
             && let Err(e) = store.rewind(1).and_then(|()| store.append(&message))
         {
             let _ = events.send(Event::Status {

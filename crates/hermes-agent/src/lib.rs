@@ -6,7 +6,9 @@
 
 mod agent;
 pub mod budget;
+pub mod code_exec;
 pub mod compress;
+pub mod delegate;
 pub mod dispatch;
 pub mod guardrails;
 pub mod overflow;

@@ -24,6 +24,12 @@ pub trait MessageStore: Send {
         let _ = messages;
         Ok(None)
     }
+    /// Marks the session ended with `reason` (a finished subagent: `agent_close`).
+    /// The first reason wins; stores without sessions do nothing.
+    fn end(&mut self, reason: &str) -> Result<(), String> {
+        let _ = reason;
+        Ok(())
+    }
 }
 
 /// Remembers context windows that providers confirmed (the reference's

@@ -397,3 +397,46 @@ async fn a_steer_never_edits_an_earlier_turns_tool_result() {
     assert!(!body.contains("late"), "{body}");
     assert!(agent.steer_handle().is_pending());
 }
+
+#[tokio::test]
+async fn a_round_of_only_execute_code_is_refunded_to_the_budget() {
+    let mock = MockServer::start();
+    mock.push_all([
+        Reply::tool_call("s1", "execute_code", r#"{"ms": 0, "label": "script"}"#),
+        Reply::text("done"),
+        Reply::tool_call("t1", "sleepy", r#"{"ms": 0, "label": "plain"}"#),
+        Reply::text("done again"),
+    ]);
+    let agent = agent(&mock, 1);
+    let mut tools = agent.tools().clone();
+    tools.register(Arc::new(Sleepy {
+        name: "execute_code",
+        class: ParallelClass::Exclusive,
+    }));
+    let mut agent = Agent::new(
+        agent.active_route().provider.clone(),
+        tools,
+        agent.options().clone(),
+        Some("system".into()),
+        Vec::new(),
+    );
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let scripted = agent
+        .run_turn("script it", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        scripted.reason,
+        TurnEnd::Completed,
+        "the script round was free"
+    );
+    let plain = agent
+        .run_turn("now plainly", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        plain.reason,
+        TurnEnd::BudgetExhausted,
+        "an ordinary tool round spends the single call"
+    );
+}

@@ -93,6 +93,8 @@ impl Approver for StdinApprover {
 }
 
 fn prompt(request: &ApprovalRequest) -> ApprovalChoice {
+    // Keeps the type-ahead reader from eating the answer.
+    let _input = crate::terminal_input::InputClaim::take();
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,

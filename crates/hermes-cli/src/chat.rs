@@ -215,8 +215,27 @@ pub(crate) async fn build_session(run: &RunArgs) -> Result<Session> {
             .collect(),
         None => config.toolsets.clone(),
     };
+    let mut fallbacks = Vec::new();
+    for fb in runtime::fallbacks(config, env)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", home.config_file().display()))?
+    {
+        let remote = remote_provider(&fb, home, config, env)?;
+        fallbacks.push((remote, fb.model.unwrap_or_default()));
+    }
+    let retry = RetryPolicy {
+        max_retries: config.agent.api_max_retries,
+        ..RetryPolicy::default()
+    };
     let mut all_tools = Registry::with_builtins();
     all_tools.register(Arc::new(SessionSearchTool::new(home.state_db())));
+    all_tools.register(Arc::new(crate::delegation::delegate_tool(
+        config,
+        &provider,
+        &rt,
+        &fallbacks,
+        home.state_db(),
+        retry.clone(),
+    )));
     // --ignore-rules skips memory entirely, as the reference's skip_memory does.
     let memory_settings = MemorySettings::from_config(config);
     let memory_store = (!run.ignore_rules && memory_settings.any_enabled())
@@ -225,7 +244,13 @@ pub(crate) async fn build_session(run: &RunArgs) -> Result<Session> {
     if let Some(tool) = &memory_tool {
         all_tools.register(Arc::new(tool.clone()));
     }
-    let tools = all_tools.filtered(&toolsets)?;
+    // Registered before filtering so the toolsets decide whether it is offered;
+    // rebuilt after so its sandbox lists only the tools this session really has.
+    let code_exec =
+        hermes_agent::code_exec::CodeExecSettings::from_value(config.raw.get("code_execution"));
+    hermes_agent::code_exec::register(&mut all_tools, code_exec.clone());
+    let mut tools = all_tools.filtered(&toolsets)?;
+    hermes_agent::code_exec::refresh(&mut tools, code_exec);
     let emojis = tools
         .names()
         .filter_map(|n| tools.get(n).map(|t| (n.to_owned(), t.emoji().to_owned())))
@@ -330,15 +355,9 @@ pub(crate) async fn build_session(run: &RunArgs) -> Result<Session> {
     agent.set_guardrails(hermes_agent::GuardrailConfig::from_value(
         config.get("tool_loop_guardrails"),
     ));
-    agent.set_retry_policy(RetryPolicy {
-        max_retries: config.agent.api_max_retries,
-        ..RetryPolicy::default()
-    });
-    for fb in runtime::fallbacks(config, env)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", home.config_file().display()))?
-    {
-        let remote = remote_provider(&fb, home, config, env)?;
-        agent.add_fallback(remote, fb.model.unwrap_or_default());
+    agent.set_retry_policy(retry);
+    for (remote, fallback_model) in fallbacks {
+        agent.add_fallback(remote, fallback_model);
     }
     let db_path = db.map(|db| {
         let store = DbStore::new(

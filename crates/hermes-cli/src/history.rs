@@ -122,6 +122,12 @@ impl DbStore {
 }
 
 impl MessageStore for DbStore {
+    fn end(&mut self, reason: &str) -> Result<(), String> {
+        self.db
+            .end_session(&self.session_id, reason)
+            .map_err(|e| e.to_string())
+    }
+
     fn append(&mut self, message: &Message) -> Result<(), String> {
         let extra = MessageExtra {
             timestamp: now(),

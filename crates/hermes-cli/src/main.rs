@@ -6,6 +6,8 @@ mod auth_cmd;
 mod auxiliary;
 mod bundled_skills;
 mod chat;
+mod clarify_prompt;
+mod delegation;
 mod history;
 mod markdown;
 mod model_cmd;
@@ -18,6 +20,7 @@ mod sessions;
 mod setup;
 mod skills_cmd;
 mod spinner;
+mod terminal_input;
 
 use std::process::ExitCode;
 

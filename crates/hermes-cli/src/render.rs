@@ -162,9 +162,57 @@ impl Renderer {
                 write!(err, "{text}")?;
                 err.flush()?;
             }
+            Event::Nested { origin, inner } => {
+                if let Some(line) = self.nested_line(origin, inner) {
+                    self.end_line(out)?;
+                    writeln!(err, "{line}")?;
+                }
+            }
             Event::ReasoningDelta { .. } | Event::MessageAppended { .. } => {}
         }
         Ok(())
+    }
+
+    /// One indented progress line for something a script or subagent did;
+    /// text deltas and bookkeeping inside it are not drawn.
+    fn nested_line(&self, origin: &str, inner: &Event) -> Option<String> {
+        let body = match inner {
+            Event::ToolStarted {
+                name, arguments, ..
+            } => {
+                let emoji = self.emojis.get(name).map(String::as_str).unwrap_or("⚡");
+                format!(
+                    "{emoji} {name}  {}",
+                    preview(&primary_argument(arguments), 60)
+                )
+            }
+            Event::ToolFinished {
+                name,
+                outcome: ToolOutcome::Error,
+                result,
+                ..
+            } => format!("✗ {name}: {}", preview(result, 100)),
+            Event::ToolFinished {
+                name,
+                outcome: ToolOutcome::Cancelled,
+                ..
+            } => format!("⏹ {name} cancelled"),
+            Event::Status { message } => message.clone(),
+            Event::TurnComplete { api_calls, .. } => format!("finished ({api_calls} API calls)"),
+            Event::Error { message } => format!("failed: {}", preview(message, 100)),
+            Event::Nested {
+                origin: inner_origin,
+                inner,
+            } => {
+                return self.nested_line(&format!("{origin} › {inner_origin}"), inner);
+            }
+            _ => return None,
+        };
+        Some(if self.is_rich() {
+            format!("    {DIM}↳ {origin}: {body}{RESET}")
+        } else {
+            format!("    ↳ {origin}: {body}")
+        })
     }
 
     /// The event stream ended (possibly mid-answer, on an interrupt): draws
@@ -232,6 +280,8 @@ fn primary_argument(arguments: &str) -> String {
         "path",
         "file_path",
         "query",
+        "question",
+        "goal",
         "url",
         "pattern",
         "code",

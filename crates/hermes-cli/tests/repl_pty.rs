@@ -640,3 +640,152 @@ fn a_skill_name_as_a_command_loads_the_skill_with_the_request() {
     pane.send_line("/modle");
     pane.wait_for("Did you mean /model?");
 }
+
+/// The mock's first reply asks `clarify` which target; the second ends the turn.
+fn clarify_sandbox() -> Sandbox {
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "clarify",
+        r#"{"question":"Which target?","choices":["staging","prod"]}"#,
+    ));
+    sb.mock.push(Reply::text("deploying as told"));
+    sb
+}
+
+/// The `clarify` tool result the model got in the second request.
+fn clarify_result(sb: &Sandbox) -> serde_json::Value {
+    let requests = sb.requests();
+    assert_eq!(requests.len(), 2);
+    let tools = support::messages_with_role(&requests[1], "tool");
+    support::tool_content(tools.last().unwrap())
+}
+
+#[test]
+fn clarify_list_is_shown_and_arrow_keys_pick_a_choice() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = clarify_sandbox();
+    let pane = Pane::start(&sb, "clarify", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("deploy it");
+    let screen = pane.wait_for("Other (type your answer)");
+    assert!(screen.contains("❓ Which target?"), "question:\n{screen}");
+    assert!(
+        screen.contains("❯ 1. staging"),
+        "first row marked:\n{screen}"
+    );
+    assert!(screen.contains("2. prod"), "second row:\n{screen}");
+    assert!(screen.contains("3. Other (type your answer)"), "{screen}");
+    pane.keys(&["Down"]);
+    pane.wait_for("❯ 2. prod");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_for("deploying as told");
+    assert!(
+        screen.contains("Clarify: Which target? → prod"),
+        "the decision stays in the scrollback:\n{screen}"
+    );
+    pane.wait_for_count(PROMPT, 2);
+    let result = clarify_result(&sb);
+    assert_eq!(result["user_response"], "prod", "{result}");
+    assert_eq!(
+        result["choices_offered"],
+        serde_json::json!(["staging", "prod"])
+    );
+}
+
+#[test]
+fn clarify_other_row_reads_free_text() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = clarify_sandbox();
+    let pane = Pane::start(&sb, "clarify-other", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("deploy it");
+    pane.wait_for("Other (type your answer)");
+    pane.keys(&["3"]);
+    pane.wait_for("Your answer:");
+    pane.type_text("canary eu");
+    pane.wait_for("Your answer: canary eu");
+    pane.keys(&["Enter"]);
+    pane.wait_for("deploying as told");
+    pane.wait_for_count(PROMPT, 2);
+    assert_eq!(clarify_result(&sb)["user_response"], "canary eu");
+}
+
+#[test]
+fn clarify_esc_cancels_and_the_model_is_told() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = clarify_sandbox();
+    let pane = Pane::start(&sb, "clarify-esc", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("deploy it");
+    pane.wait_for("Other (type your answer)");
+    pane.keys(&["Escape"]);
+    pane.wait_for("deploying as told");
+    pane.wait_for_count(PROMPT, 2);
+    let result = clarify_result(&sb);
+    assert_eq!(
+        result["error"], "Failed to get user input: cancelled by the user",
+        "{result}"
+    );
+}
+
+#[test]
+fn clarify_times_out_with_the_reference_text() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = clarify_sandbox();
+    sb.add_config("clarify:\n  timeout: 1\n");
+    let pane = Pane::start(&sb, "clarify-timeout", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("deploy it");
+    pane.wait_for("clarify timed out after 1s");
+    pane.wait_for("deploying as told");
+    pane.wait_for_count(PROMPT, 2);
+    let requests = sb.requests();
+    let tools = support::messages_with_role(&requests[1], "tool");
+    let content = tools.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        content.contains("The user did not provide a response within the time limit."),
+        "{content}"
+    );
+}
+
+#[test]
+fn clarify_in_a_one_shot_run_is_not_available() {
+    let sb = clarify_sandbox();
+    let out = sb.chat("deploy it", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = clarify_result(&sb);
+    assert_eq!(
+        result["error"],
+        "Clarify tool is not available in this execution context."
+    );
+}
+
+#[test]
+fn clarify_with_output_piped_asks_with_a_numbered_list() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = clarify_sandbox();
+    let pane = Pane::start(&sb, "clarify-plain", "chat 2>&1 | cat");
+    pane.wait_for("/help for commands");
+    pane.send_line("deploy it");
+    let screen = pane.wait_for("Choice (number, or type your answer):");
+    assert!(screen.contains("  2. prod"), "numbered list:\n{screen}");
+    assert!(screen.contains("  3. Other (type your answer)"), "{screen}");
+    pane.send_line("2");
+    pane.wait_for("deploying as told");
+    assert_eq!(clarify_result(&sb)["user_response"], "prod");
+}

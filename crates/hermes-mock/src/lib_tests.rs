@@ -62,6 +62,28 @@ fn empty_queue_answers_500_and_records() {
 }
 
 #[test]
+fn reserved_replies_go_to_the_request_that_carries_their_marker() {
+    let server = MockServer::start();
+    server.push_all([
+        Reply::text("for A").for_request_containing("TASK-A"),
+        Reply::text("for B").for_request_containing("TASK-B"),
+        Reply::text("anyone"),
+    ]);
+    let answer = |body: &str| {
+        let (_, rest) = exchange(&server, "POST", "/v1/chat/completions", body);
+        let v: Value = serde_json::from_str(body_of(&rest)).unwrap();
+        v["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(answer(r#"{"model":"m","messages":"TASK-B"}"#), "for B");
+    assert_eq!(answer(r#"{"model":"m","messages":"neither"}"#), "anyone");
+    assert_eq!(answer(r#"{"model":"m","messages":"TASK-A"}"#), "for A");
+    assert_eq!(server.remaining(), 0);
+}
+
+#[test]
 fn replies_are_consumed_in_order() {
     let server = MockServer::start();
     server.push_all([

@@ -24,6 +24,8 @@ pub struct Reply {
     pub(crate) chunk_delay: Option<Duration>,
     pub(crate) cut_after: Option<usize>,
     pub(crate) force_json: bool,
+    /// When set, only a request whose raw body contains this text takes the reply.
+    pub(crate) only_for: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -113,6 +115,7 @@ impl Reply {
             chunk_delay: None,
             cut_after: None,
             force_json: false,
+            only_for: None,
         }
     }
 
@@ -230,6 +233,15 @@ impl Reply {
     /// without `[DONE]` and without ending the chunked body.
     pub fn cut_after(mut self, n_chunks: usize) -> Reply {
         self.cut_after = Some(n_chunks);
+        self
+    }
+
+    /// Reserves the reply for a request whose body contains `marker` (e.g. a
+    /// subagent's goal), so concurrent conversations each get their own script
+    /// whatever order their requests arrive in. Unmarked replies still go to
+    /// any request, first come first served.
+    pub fn for_request_containing(mut self, marker: impl Into<String>) -> Reply {
+        self.only_for = Some(marker.into());
         self
     }
 

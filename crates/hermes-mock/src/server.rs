@@ -92,7 +92,14 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
     guard.requests.push(recorded);
     if is_chat {
         const NONE_LEFT: &str = "hermes-mock: no scripted reply left";
-        return match guard.replies.pop_front() {
+        // The first reply meant for this request: either reserved for a marker
+        // its body contains, or unreserved.
+        let pick = guard.replies.iter().position(|r| {
+            r.only_for
+                .as_deref()
+                .is_none_or(|marker| raw_body_of_last(&guard.requests).contains(marker))
+        });
+        return match pick.and_then(|i| guard.replies.remove(i)) {
             Some(reply) => Answer::Scripted(Box::new(reply), info),
             None => Answer::Plain(
                 500,
@@ -115,6 +122,10 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
         404,
         json!({"error": {"message": "hermes-mock: unknown route"}}).to_string(),
     )
+}
+
+fn raw_body_of_last(requests: &[RecordedRequest]) -> &str {
+    requests.last().map_or("", |r| r.raw_body.as_str())
 }
 
 async fn pause(d: Option<Duration>) {

@@ -106,4 +106,13 @@ pub enum Event {
         /// What went wrong and what to do about it.
         message: String,
     },
+    /// Something that happened inside a tool call on the user's behalf: a tool
+    /// an `execute_code` script called, or a subagent's progress. Front-ends
+    /// show it as progress; it is never part of the conversation.
+    Nested {
+        /// Who it came from, e.g. `execute_code` or `subagent 2/3`.
+        origin: String,
+        /// What happened there.
+        inner: Box<Event>,
+    },
 }

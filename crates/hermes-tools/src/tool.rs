@@ -33,6 +33,22 @@ pub struct ToolContext {
     pub approvals: std::sync::Arc<crate::approval::ApprovalGate>,
     /// Where tools report status lines (e.g. a refused command); `None` drops them.
     pub events: Option<tokio::sync::mpsc::UnboundedSender<hermes_protocol::Event>>,
+    /// Who answers the `clarify` tool's questions; `None` where nobody can (one-shot runs).
+    pub clarifier: Option<std::sync::Arc<dyn Clarifier>>,
+    /// The tools offered in this turn, for tools that call other tools (`execute_code`).
+    pub registry: Option<crate::Registry>,
+}
+
+/// Puts a clarifying question to the user through the front-end's UI.
+pub trait Clarifier: Send + Sync + std::fmt::Debug {
+    /// Asks `question`, offering `choices` (empty for an open question); the
+    /// answer is the chosen choice or the user's own text. `Err` says why no
+    /// answer came (the user cancelled, the input closed).
+    fn ask<'a>(
+        &'a self,
+        question: &'a str,
+        choices: &'a [String],
+    ) -> BoxFuture<'a, Result<String, String>>;
 }
 
 /// The user's home directory and `HERMES_HOME`, passed in (never read from the process environment).
@@ -54,6 +70,8 @@ impl ToolContext {
             homes: Homes::default(),
             approvals: std::sync::Arc::default(),
             events: None,
+            clarifier: None,
+            registry: None,
         }
     }
 

@@ -147,7 +147,10 @@ impl Agent {
 
     /// Moves the transcript to a child session (the reference's lineage on compression).
     fn continue_in_child_session(&mut self, events: &EventSink) {
-        let Some(store) = self.store.as_mut() else {
+        let Some(store) = self.store.as_mut().map(|m| {
+            m.get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        }) else {
             return;
         };
         let message = match store.fork(&self.messages) {
@@ -279,7 +282,10 @@ impl Agent {
             return;
         };
         let model = self.routes[self.active].model.clone();
-        if let Some(store) = self.limits.as_mut() {
+        if let Some(store) = self.limits.as_mut().map(|m| {
+            m.get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        }) {
             let message = match store.save_context_length(&model, limit) {
                 Ok(()) => format!("Remembered the context window of {model}: {limit} tokens."),
                 Err(e) => format!("Could not remember the context window of {model}: {e}"),

@@ -290,12 +290,14 @@ fn banner(session: &Session) -> String {
 }
 
 impl Repl {
-    /// Dangerous commands are asked about at the terminal (or skipped under /yolo).
+    /// Dangerous commands are asked about at the terminal (or skipped under /yolo);
+    /// `clarify` questions are asked there too.
     pub(crate) fn apply_approvals(&mut self) {
         if let Ok(setup) = crate::setup::Setup::load(self.run.ignore_user_config) {
             let gate =
                 crate::approval_prompt::build_gate(&setup.config, &setup.home, self.yolo, true);
             self.session.agent.set_approvals(gate);
+            crate::clarify_prompt::install(&mut self.session.agent, &setup.config);
         }
     }
 

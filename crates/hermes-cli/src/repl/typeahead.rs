@@ -85,6 +85,11 @@ fn read_lines(stop: &AtomicBool, lines: &UnboundedSender<Typed>) {
     let mut joiner = Joiner::default();
     let mut buf = [0u8; 4096];
     while !stop.load(Ordering::SeqCst) {
+        // A question to the user owns the input while it is asked.
+        let Some(_input) = crate::terminal_input::try_read_input() else {
+            std::thread::sleep(Duration::from_millis(u64::from(POLL_MS)));
+            continue;
+        };
         let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
         match poll(&mut fds, POLL_MS) {
             Ok(0) => continue,

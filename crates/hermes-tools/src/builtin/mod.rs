@@ -1,5 +1,6 @@
 //! The built-in local tools.
 
+pub mod clarify;
 pub mod memory;
 pub mod patch;
 pub mod read_file;
@@ -23,6 +24,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(patch::PatchTool),
         Arc::new(search_files::SearchFilesTool),
         Arc::new(todo::TodoTool::default()),
+        Arc::new(clarify::ClarifyTool),
         Arc::new(skills::SkillsListTool),
         Arc::new(skills::SkillViewTool),
         Arc::new(skills::SkillManageTool),

@@ -1,0 +1,81 @@
+//! The `delegation:` section of config.yaml, with the reference's defaults and floors.
+
+use serde_json::Value;
+
+/// How subagents are run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelegationSettings {
+    /// API calls each child may make (`delegation.max_iterations`, default 50).
+    pub max_iterations: u32,
+    /// Children per batch (`delegation.max_concurrent_children`, default 3, floor 1).
+    pub max_concurrent_children: usize,
+    /// How deep delegation may nest (`delegation.max_spawn_depth`, default 1, floor 1, at most 3).
+    pub max_spawn_depth: u32,
+    /// Whether `role: orchestrator` is honoured (`delegation.orchestrator_enabled`).
+    pub orchestrator_enabled: bool,
+    /// Hard cap on one summary's characters (`delegation.max_summary_chars`; 0 = none).
+    pub max_summary_chars: usize,
+    /// Wall-clock cap per child in seconds (`delegation.child_timeout_seconds`; 0 = none, floor 30).
+    pub child_timeout_seconds: u64,
+}
+
+/// The deepest nesting we allow, whatever the config says: each level multiplies cost.
+pub const MAX_SPAWN_DEPTH_CEILING: u32 = 3;
+
+impl Default for DelegationSettings {
+    fn default() -> Self {
+        Self {
+            max_iterations: 50,
+            max_concurrent_children: 3,
+            max_spawn_depth: 1,
+            orchestrator_enabled: true,
+            max_summary_chars: 24_000,
+            child_timeout_seconds: 0,
+        }
+    }
+}
+
+impl DelegationSettings {
+    /// Reads the `delegation:` mapping; missing or malformed keys keep their defaults.
+    pub fn from_value(section: Option<&Value>) -> Self {
+        let mut s = Self::default();
+        let Some(section) = section else {
+            return s;
+        };
+        let int = |key: &str| -> Option<u64> {
+            match section.get(key)? {
+                Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+                Value::String(text) => text.trim().parse().ok(),
+                _ => None,
+            }
+        };
+        if let Some(v) = int("max_iterations") {
+            s.max_iterations = u32::try_from(v).unwrap_or(u32::MAX).max(1);
+        }
+        if let Some(v) = int("max_concurrent_children") {
+            s.max_concurrent_children = usize::try_from(v).unwrap_or(usize::MAX).max(1);
+        }
+        if let Some(v) = int("max_spawn_depth") {
+            s.max_spawn_depth = u32::try_from(v)
+                .unwrap_or(u32::MAX)
+                .clamp(1, MAX_SPAWN_DEPTH_CEILING);
+        }
+        if let Some(v) = int("max_summary_chars") {
+            s.max_summary_chars = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = int("child_timeout_seconds") {
+            s.child_timeout_seconds = if v == 0 { 0 } else { v.max(30) };
+        }
+        match section.get("orchestrator_enabled") {
+            Some(Value::Bool(b)) => s.orchestrator_enabled = *b,
+            Some(Value::String(text)) => {
+                s.orchestrator_enabled = !matches!(
+                    text.trim().to_ascii_lowercase().as_str(),
+                    "false" | "0" | "no" | "off"
+                );
+            }
+            _ => {}
+        }
+        s
+    }
+}

@@ -1,0 +1,580 @@
+//! The REPL's answer to the `clarify` tool: a selection list on the terminal
+//! (↑/↓ or k/j move, Enter or a digit picks, an "Other" row for free text,
+//! Esc or Ctrl+C cancels), or a numbered list and one typed line when the
+//! output is not a terminal. Unanswered questions time out after
+//! `clarify.timeout` seconds (default 120) and the model decides itself.
+
+use std::io::{IsTerminal, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hermes_state::Config;
+use hermes_tools::Clarifier;
+use nix::poll::{PollFd, PollFlags, poll};
+use nix::sys::termios::{self, LocalFlags, SetArg, Termios};
+
+/// The row added under the model's choices.
+pub(crate) const OTHER: &str = "Other (type your answer)";
+
+/// What the tool returns when nobody answered in time (the reference's words).
+pub(crate) const TIMEOUT_TEXT: &str = "The user did not provide a response within the time limit. \
+     Use your best judgement to make the choice and proceed.";
+
+/// Seconds to wait for an answer when `clarify.timeout` is unset.
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
+/// How long a lone Esc waits for the rest of an escape sequence.
+const ESC_WAIT_MS: u8 = 40;
+
+/// Lets the REPL's agent ask clarifying questions on this terminal.
+pub(crate) fn install(agent: &mut hermes_agent::Agent, config: &Config) {
+    agent.set_clarifier(Arc::new(TerminalClarifier::from_config(config)));
+}
+
+/// Asks `clarify` questions on the terminal the REPL runs in.
+#[derive(Debug, Clone)]
+pub(crate) struct TerminalClarifier {
+    timeout: Duration,
+}
+
+impl TerminalClarifier {
+    /// Reads `clarify.timeout` (seconds; a number or a numeric string).
+    pub(crate) fn from_config(config: &Config) -> Self {
+        let secs = config
+            .get("clarify.timeout")
+            .and_then(|v| {
+                v.as_u64()
+                    .or_else(|| v.as_f64().map(|f| f.max(0.0) as u64))
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            })
+            .filter(|secs| *secs > 0)
+            .unwrap_or(DEFAULT_TIMEOUT_SECS);
+        Self {
+            timeout: Duration::from_secs(secs),
+        }
+    }
+}
+
+/// Sets the flag when the asking future is dropped (the turn was interrupted),
+/// so the blocking prompt gives the terminal back.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Clarifier for TerminalClarifier {
+    fn ask<'a>(
+        &'a self,
+        question: &'a str,
+        choices: &'a [String],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send + 'a>>
+    {
+        let question = question.to_owned();
+        let choices = choices.to_vec();
+        let timeout = self.timeout;
+        Box::pin(async move {
+            let abandoned = Arc::new(AtomicBool::new(false));
+            let _guard = SetOnDrop(abandoned.clone());
+            tokio::task::spawn_blocking(move || {
+                ask_blocking(&question, &choices, timeout, &abandoned)
+            })
+            .await
+            .map_err(|e| format!("the prompt failed: {e}"))?
+        })
+    }
+}
+
+/// Why no answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Esc or Ctrl+C.
+    Cancelled,
+    /// The deadline passed.
+    TimedOut,
+    /// The turn was interrupted; nobody waits for the answer.
+    Abandoned,
+    /// The input closed.
+    Closed,
+}
+
+fn ask_blocking(
+    question: &str,
+    choices: &[String],
+    timeout: Duration,
+    abandoned: &AtomicBool,
+) -> Result<String, String> {
+    let _input = crate::terminal_input::InputClaim::take();
+    let stdin = std::io::stdin();
+    let fd = stdin.as_fd();
+    let mut keys = Keys {
+        fd,
+        buf: Vec::new(),
+        deadline: Instant::now() + timeout,
+        abandoned,
+    };
+    let tty =
+        stdin.is_terminal() && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut err = std::io::stderr();
+    let outcome = match tty.then(|| RawMode::enter(fd)).flatten() {
+        Some(raw) => {
+            let _ = termios::tcflush(fd, termios::FlushArg::TCIFLUSH);
+            let outcome = ask_on_terminal(&mut keys, &mut err, question, choices, color);
+            drop(raw);
+            outcome
+        }
+        None => ask_plainly(&mut keys, &mut err, question, choices),
+    };
+    let dim = |s: &str| {
+        if color && tty {
+            format!("\x1b[2m{s}\x1b[0m")
+        } else {
+            s.to_owned()
+        }
+    };
+    match outcome {
+        Ok(answer) => {
+            let _ = writeln!(
+                err,
+                "{}",
+                dim(&format!(
+                    "❓ Clarify: {} → {}",
+                    one_line(question),
+                    one_line(&answer)
+                ))
+            );
+            Ok(answer)
+        }
+        Err(End::TimedOut) => {
+            let secs = timeout.as_secs();
+            let _ = writeln!(
+                err,
+                "{}",
+                dim(&format!(
+                    "(clarify timed out after {secs}s — agent will decide)"
+                ))
+            );
+            Ok(TIMEOUT_TEXT.to_owned())
+        }
+        Err(End::Cancelled) => Err("cancelled by the user".to_owned()),
+        Err(End::Abandoned) => Err("the turn was interrupted".to_owned()),
+        Err(End::Closed) => Err("the input closed".to_owned()),
+    }
+}
+
+/// Whitespace collapsed, cut to 120 characters, for the summary line.
+fn one_line(text: &str) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() > 120 {
+        joined.chars().take(119).collect::<String>() + "…"
+    } else {
+        joined
+    }
+}
+
+/// The selection list as text: the question, one numbered row per choice plus
+/// the "Other" row (the `selected` one marked, and bold when `color`), and a
+/// key hint. Ends without a newline.
+pub(crate) fn render_menu(
+    question: &str,
+    choices: &[String],
+    selected: usize,
+    color: bool,
+) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for (i, line) in question.lines().enumerate() {
+        lines.push(if i == 0 {
+            format!("❓ {line}")
+        } else {
+            format!("   {line}")
+        });
+    }
+    if lines.is_empty() {
+        lines.push("❓".to_owned());
+    }
+    let rows = choices.iter().map(String::as_str).chain([OTHER]);
+    for (i, label) in rows.enumerate() {
+        let row = if i == selected {
+            format!("  ❯ {}. {label}", i + 1)
+        } else {
+            format!("    {}. {label}", i + 1)
+        };
+        lines.push(if color && i == selected {
+            format!("\x1b[1;36m{row}\x1b[0m")
+        } else {
+            row
+        });
+    }
+    let hint = format!(
+        "  ↑/↓ move · Enter select · 1-{} pick · Esc cancel",
+        choices.len() + 1
+    );
+    lines.push(if color {
+        format!("\x1b[2m{hint}\x1b[0m")
+    } else {
+        hint
+    });
+    lines.join("\n")
+}
+
+/// The list for a plain (non-terminal) output, with the line to answer on.
+pub(crate) fn render_plain(question: &str, choices: &[String]) -> String {
+    let mut out = format!("❓ {question}\n");
+    if choices.is_empty() {
+        out.push_str("Your answer: ");
+        return out;
+    }
+    for (i, label) in choices
+        .iter()
+        .map(String::as_str)
+        .chain([OTHER])
+        .enumerate()
+    {
+        out.push_str(&format!("  {}. {label}\n", i + 1));
+    }
+    out.push_str("Choice (number, or type your answer): ");
+    out
+}
+
+/// What a typed line means for a list of `choices`: `Some(answer)`, or `None`
+/// when the "Other" row's number was typed (the answer comes next).
+pub(crate) fn parse_plain(line: &str, choices: &[String]) -> Option<String> {
+    let text = line.trim();
+    match text.parse::<usize>() {
+        Ok(n) if (1..=choices.len()).contains(&n) => Some(choices[n - 1].clone()),
+        Ok(n) if n == choices.len() + 1 && !choices.is_empty() => None,
+        _ => Some(text.to_owned()),
+    }
+}
+
+fn ask_plainly(
+    keys: &mut Keys<'_>,
+    err: &mut impl Write,
+    question: &str,
+    choices: &[String],
+) -> Result<String, End> {
+    let _ = write!(err, "\n{}", render_plain(question, choices));
+    let _ = err.flush();
+    loop {
+        let line = keys.line()?;
+        if line.trim().is_empty() {
+            let _ = write!(
+                err,
+                "{}",
+                if choices.is_empty() {
+                    "Your answer: "
+                } else {
+                    "Choice: "
+                }
+            );
+            let _ = err.flush();
+            continue;
+        }
+        if choices.is_empty() {
+            return Ok(line.trim().to_owned());
+        }
+        if let Some(answer) = parse_plain(&line, choices) {
+            return Ok(answer);
+        }
+        let _ = write!(err, "Your answer: ");
+        let _ = err.flush();
+        loop {
+            let text = keys.line()?;
+            if !text.trim().is_empty() {
+                return Ok(text.trim().to_owned());
+            }
+        }
+    }
+}
+
+fn ask_on_terminal(
+    keys: &mut Keys<'_>,
+    err: &mut impl Write,
+    question: &str,
+    choices: &[String],
+    color: bool,
+) -> Result<String, End> {
+    let _ = write!(err, "\n\x1b[?25l");
+    let result = pick(keys, err, question, choices, color);
+    let _ = write!(err, "\x1b[?25h");
+    let _ = err.flush();
+    match result {
+        Ok(Some(answer)) => Ok(answer),
+        Ok(None) => {
+            let label = if color {
+                format!("\x1b[1m❓ {}\x1b[0m", one_line(question))
+            } else {
+                format!("❓ {}", one_line(question))
+            };
+            let _ = writeln!(err, "{label}");
+            read_text(keys, err, "  ✎ Your answer: ")
+        }
+        Err(end) => Err(end),
+    }
+}
+
+/// The selection list; `Ok(None)` means free text (an open question, or "Other").
+fn pick(
+    keys: &mut Keys<'_>,
+    err: &mut impl Write,
+    question: &str,
+    choices: &[String],
+    color: bool,
+) -> Result<Option<String>, End> {
+    if choices.is_empty() {
+        return Ok(None);
+    }
+    let rows = choices.len() + 1;
+    let mut selected = 0usize;
+    let mut menu = render_menu(question, choices, selected, color);
+    let _ = write!(err, "{menu}");
+    let _ = err.flush();
+    let chosen = loop {
+        let key = match keys.key() {
+            Ok(key) => key,
+            Err(end) => {
+                erase(err, &menu);
+                return Err(end);
+            }
+        };
+        let next = match key {
+            Key::Up | Key::Char('k') => (selected + rows - 1) % rows,
+            Key::Down | Key::Char('j') => (selected + 1) % rows,
+            Key::Enter => break selected,
+            Key::Char(c @ '1'..='9') => {
+                let i = (c as usize) - ('1' as usize);
+                if i < rows {
+                    break i;
+                }
+                continue;
+            }
+            Key::Cancel => {
+                erase(err, &menu);
+                return Err(End::Cancelled);
+            }
+            _ => continue,
+        };
+        if next != selected {
+            selected = next;
+            erase(err, &menu);
+            menu = render_menu(question, choices, selected, color);
+            let _ = write!(err, "{menu}");
+            let _ = err.flush();
+        }
+    };
+    erase(err, &menu);
+    Ok(choices.get(chosen).cloned())
+}
+
+/// Clears `shown` (written without a final newline), leaving the cursor where it began.
+fn erase(err: &mut impl Write, shown: &str) {
+    let up = shown.matches('\n').count();
+    let _ = write!(err, "\r");
+    if up > 0 {
+        let _ = write!(err, "\x1b[{up}A");
+    }
+    let _ = write!(err, "\x1b[J");
+    let _ = err.flush();
+}
+
+/// A line typed in raw mode: printable characters, Backspace, Enter (when not
+/// empty); Esc or Ctrl+C cancels. Pasted text's markers are skipped.
+fn read_text(keys: &mut Keys<'_>, err: &mut impl Write, prompt: &str) -> Result<String, End> {
+    let mut text = String::new();
+    let _ = write!(err, "{prompt}");
+    let _ = err.flush();
+    loop {
+        match keys.key()? {
+            Key::Enter if !text.trim().is_empty() => {
+                let _ = writeln!(err);
+                return Ok(text.trim().to_owned());
+            }
+            Key::Char(c) => text.push(c),
+            Key::Backspace => {
+                text.pop();
+            }
+            Key::Cancel => {
+                let _ = writeln!(err);
+                return Err(End::Cancelled);
+            }
+            _ => continue,
+        }
+        let _ = write!(err, "\r\x1b[2K{prompt}{text}");
+        let _ = err.flush();
+    }
+}
+
+/// One key press.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    Up,
+    Down,
+    Enter,
+    /// Esc, Ctrl+C or Ctrl+D.
+    Cancel,
+    Backspace,
+    Char(char),
+    /// Anything else (other escape sequences, control characters).
+    Ignored,
+}
+
+/// The first key in `bytes` and how many bytes it takes, or `None` when more
+/// bytes are needed (a lone Esc, a partial escape sequence or UTF-8 character).
+pub(crate) fn decode(bytes: &[u8]) -> Option<(Key, usize)> {
+    let first = *bytes.first()?;
+    match first {
+        0x1b => match bytes.get(1) {
+            None => None,
+            Some(b'[' | b'O') => {
+                let end = bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b))? + 2;
+                let key = match (bytes[end], end) {
+                    (b'A', 2) => Key::Up,
+                    (b'B', 2) => Key::Down,
+                    _ => Key::Ignored,
+                };
+                Some((key, end + 1))
+            }
+            Some(_) => Some((Key::Cancel, 1)),
+        },
+        b'\r' | b'\n' => Some((Key::Enter, 1)),
+        0x03 | 0x04 => Some((Key::Cancel, 1)),
+        0x7f | 0x08 => Some((Key::Backspace, 1)),
+        b if b < 0x20 => Some((Key::Ignored, 1)),
+        b if b < 0x80 => Some((Key::Char(char::from(b)), 1)),
+        b => {
+            let len = match b {
+                0xc0..=0xdf => 2,
+                0xe0..=0xef => 3,
+                0xf0..=0xf7 => 4,
+                _ => return Some((Key::Ignored, 1)),
+            };
+            let head = bytes.get(..len)?;
+            match std::str::from_utf8(head)
+                .ok()
+                .and_then(|s| s.chars().next())
+            {
+                Some(c) => Some((Key::Char(c), len)),
+                None => Some((Key::Ignored, 1)),
+            }
+        }
+    }
+}
+
+/// Reads keys or lines from stdin until a deadline or until the turn is abandoned.
+struct Keys<'a> {
+    fd: BorrowedFd<'a>,
+    buf: Vec<u8>,
+    deadline: Instant,
+    abandoned: &'a AtomicBool,
+}
+
+impl Keys<'_> {
+    /// Waits up to `ms` for input and appends it; `Ok(false)` when none came.
+    fn fill(&mut self, ms: u16) -> Result<bool, End> {
+        let mut fds = [PollFd::new(self.fd, PollFlags::POLLIN)];
+        match poll(&mut fds, ms) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => return Ok(false),
+            Ok(_) => {}
+            Err(_) => return Err(End::Closed),
+        }
+        let mut chunk = [0u8; 1024];
+        match nix::unistd::read(self.fd, &mut chunk) {
+            Ok(0) => Err(End::Closed),
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                Ok(true)
+            }
+            Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => Ok(false),
+            Err(_) => Err(End::Closed),
+        }
+    }
+
+    /// Fails once the turn is gone or the time is up.
+    fn check(&self) -> Result<(), End> {
+        if self.abandoned.load(Ordering::SeqCst) {
+            return Err(End::Abandoned);
+        }
+        if Instant::now() >= self.deadline {
+            return Err(End::TimedOut);
+        }
+        Ok(())
+    }
+
+    /// The next key press (raw mode).
+    fn key(&mut self) -> Result<Key, End> {
+        loop {
+            if let Some((key, used)) = decode(&self.buf) {
+                self.buf.drain(..used);
+                return Ok(key);
+            }
+            if !self.buf.is_empty() && !self.fill(u16::from(ESC_WAIT_MS))? {
+                // Nothing completes it: a lone Esc, or bytes to drop.
+                let lone_esc = self.buf == [0x1b];
+                self.buf.clear();
+                if lone_esc {
+                    return Ok(Key::Cancel);
+                }
+            }
+            self.check()?;
+            if self.buf.is_empty() {
+                self.fill(100)?;
+            }
+        }
+    }
+
+    /// The next line, without its newline (canonical mode or a pipe).
+    fn line(&mut self) -> Result<String, End> {
+        loop {
+            if let Some(end) = self.buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.buf.drain(..=end).collect();
+                return Ok(String::from_utf8_lossy(&line[..end])
+                    .trim_end_matches('\r')
+                    .to_owned());
+            }
+            self.check()?;
+            match self.fill(100) {
+                Err(End::Closed) if !self.buf.is_empty() => {
+                    let rest = std::mem::take(&mut self.buf);
+                    return Ok(String::from_utf8_lossy(&rest).into_owned());
+                }
+                Err(end) => return Err(end),
+                Ok(_) => {}
+            }
+        }
+    }
+}
+
+/// The terminal in raw-ish mode (no line buffering, echo or signal keys) until dropped.
+struct RawMode<'a> {
+    fd: BorrowedFd<'a>,
+    saved: Termios,
+}
+
+impl<'a> RawMode<'a> {
+    /// `None` when the terminal's mode cannot be changed.
+    fn enter(fd: BorrowedFd<'a>) -> Option<Self> {
+        let saved = termios::tcgetattr(fd).ok()?;
+        let mut raw = saved.clone();
+        raw.local_flags
+            .remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
+        raw.control_chars[termios::SpecialCharacterIndices::VMIN as usize] = 1;
+        raw.control_chars[termios::SpecialCharacterIndices::VTIME as usize] = 0;
+        termios::tcsetattr(fd, SetArg::TCSANOW, &raw).ok()?;
+        Some(Self { fd, saved })
+    }
+}
+
+impl Drop for RawMode<'_> {
+    fn drop(&mut self) {
+        let _ = termios::tcsetattr(self.fd, SetArg::TCSANOW, &self.saved);
+    }
+}
+
+#[cfg(test)]
+#[path = "clarify_prompt_tests.rs"]
+mod tests;

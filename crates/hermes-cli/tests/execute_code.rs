@@ -1,0 +1,134 @@
+//! `execute_code` through the real binary: a script's tool calls run in the
+//! session but only the script's result enters the conversation; runaway and
+//! disallowed calls are contained. Needs `python3` on PATH.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use hermes_mock::Reply;
+use hermes_state::{ListFilter, SessionDb};
+use serde_json::{Value, json};
+use support::*;
+
+fn execute_code_call(code: &str) -> Reply {
+    Reply::tool_call(
+        "call_1",
+        "execute_code",
+        &json!({ "code": code }).to_string(),
+    )
+}
+
+/// Every stored message of every session in the sandbox's state.db.
+fn stored_tool_names(sb: &Sandbox) -> Vec<String> {
+    let db = SessionDb::open_read_only(&sb.home.path().join("state.db")).unwrap();
+    let filter = ListFilter {
+        include_children: true,
+        ..ListFilter::default()
+    };
+    let mut names = Vec::new();
+    for session in db.list_sessions(&filter).unwrap() {
+        for m in db.messages(&session.id).unwrap() {
+            if m.role == "tool" {
+                names.push(m.tool_name.unwrap_or_default());
+            }
+        }
+    }
+    names
+}
+
+fn only_tool_result(body: &Value) -> Value {
+    let tools = messages_with_role(body, "tool");
+    assert_eq!(tools.len(), 1, "{body:#}");
+    assert_eq!(tools[0]["tool_call_id"], "call_1");
+    tool_content(tools[0])
+}
+
+#[test]
+fn script_tool_calls_stay_out_of_the_conversation() {
+    let sb = Sandbox::start();
+    sb.mock.push(execute_code_call(
+        "from hermes_tools import terminal\n\
+         outs = [terminal(f'echo {w}')['output'].strip() for w in ('one', 'two', 'three')]\n\
+         print('summary: ' + '+'.join(outs))\n",
+    ));
+    sb.mock.push(Reply::text("Done."));
+    // Not quiet: progress lines, nested ones included, go to stderr.
+    let out = sb
+        .command()
+        .args(["chat", "-q", "count to three"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+
+    let reqs = sb.requests();
+    assert_eq!(reqs.len(), 2);
+    let result = only_tool_result(&reqs[1]);
+    assert_eq!(result["status"], "success", "{result}");
+    assert_eq!(result["output"], "summary: one+two+three\n");
+    assert_eq!(result["tool_calls_made"], 3);
+    let content = messages_with_role(&reqs[1], "tool")[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(content.contains("\"tool_calls_made\":3"), "{content}");
+    // The schema lists the sandbox tools this session has.
+    let schema = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "execute_code")
+        .unwrap();
+    assert!(
+        schema["function"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("  terminal(command: str, timeout=None, workdir=None) -> dict")
+    );
+
+    assert_eq!(stored_tool_names(&sb), ["execute_code"]);
+    for word in ["one", "two", "three"] {
+        assert!(
+            err.contains(&format!("    ↳ execute_code: 💻 terminal  echo {word}")),
+            "no nested line for {word}:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn a_runaway_script_is_killed_at_the_configured_timeout() {
+    let sb = Sandbox::start();
+    sb.add_config("code_execution:\n  timeout: 2\n");
+    sb.mock.push(execute_code_call("while True:\n    pass\n"));
+    sb.mock.push(Reply::text("It timed out."));
+    let out = sb.chat("spin", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = only_tool_result(&sb.requests()[1]);
+    assert_eq!(result["status"], "timeout", "{result}");
+    assert_eq!(result["error"], "Script timed out after 2s and was killed.");
+    assert_eq!(
+        result["output"],
+        "⏰ Script timed out after 2s and was killed."
+    );
+}
+
+#[test]
+fn a_script_cannot_reach_tools_outside_the_sandbox() {
+    let sb = Sandbox::start();
+    sb.mock.push(execute_code_call(
+        "import hermes_tools\n\
+         print(hermes_tools._call('memory', {'action': 'add', 'target': 'user', 'content': 'x'})['error'])\n",
+    ));
+    sb.mock.push(Reply::text("Not allowed."));
+    let out = sb.chat("try memory", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = only_tool_result(&sb.requests()[1]);
+    assert_eq!(
+        result["output"],
+        "Tool 'memory' is not available in execute_code. Available: patch, read_file, \
+         search_files, terminal, write_file\n",
+        "{result}"
+    );
+    assert_eq!(result["tool_calls_made"], 0);
+    assert!(!sb.home.path().join("memories/USER.md").exists());
+}
