@@ -174,10 +174,7 @@ fn too_many_tasks_and_missing_goals_get_the_reference_errors() {
         .find(|t| t["function"]["name"] == "delegate_task")
         .map(|t| t["function"]["description"].as_str().unwrap().to_owned())
         .unwrap();
-    assert!(
-        description.contains("up to 1 items concurrently"),
-        "{description}"
-    );
+    assert!(description.contains("up to 1 subagents"), "{description}");
     let first = tool_content(messages_with_role(&reqs[1], "tool")[0]);
     assert!(
         first["error"]

@@ -85,7 +85,7 @@ impl CodeExecSettings {
     }
 
     /// The timeout as the reference prints it (`300`, or `2.5`).
-    fn timeout_display(&self) -> String {
+    pub(crate) fn timeout_display(&self) -> String {
         if self.timeout_secs.fract() == 0.0 {
             format!("{}", self.timeout_secs as u64)
         } else {
@@ -156,7 +156,7 @@ impl Tool for ExecuteCodeTool {
     }
 
     fn schema(&self) -> ToolSchema {
-        build_schema(&self.sandbox, self.settings.mode)
+        build_schema(&self.sandbox, &self.settings)
     }
 
     fn check(&self) -> Result<(), String> {

@@ -1,47 +1,49 @@
-//! The model-facing `execute_code` schema. The text matches the reference's
-//! `build_execute_code_schema` word for word because models are tuned on it.
+//! The model-facing `execute_code` schema: the reference's parameters and
+//! function signatures, described in our own words with this session's limits.
 
 use std::collections::BTreeSet;
 
 use hermes_protocol::ToolSchema;
 use serde_json::json;
 
-use super::ExecMode;
+use super::{CodeExecSettings, ExecMode};
 
-/// Per-tool documentation lines, in the reference's display order.
+/// How each sandbox function is listed: the signature scripts call (the
+/// reference's, so scripts written for it run here) and what it returns.
 const TOOL_DOC_LINES: &[(&str, &str)] = &[
     (
         "web_search",
-        "  web_search(query: str, limit: int = 5) -> dict\n    Returns {\"data\": {\"web\": [{\"url\", \"title\", \"description\"}, ...]}}",
+        "  web_search(query: str, limit: int = 5) -> dict\n    {\"data\": {\"web\": [{\"url\", \"title\", \"description\"}, ...]}}",
     ),
     (
         "web_extract",
-        "  web_extract(urls: list[str], char_limit: int = None) -> dict\n    Returns {\"results\": [{\"url\", \"title\", \"content\", \"error\"}, ...]} where content is markdown.\n    No LLM summarization. Pages over char_limit (default 15000) are head+tail truncated; full text stored on disk (path in the content footer).",
+        "  web_extract(urls: list[str], char_limit: int = None) -> dict\n    {\"results\": [{\"url\", \"title\", \"content\", \"error\"}, ...]}; content is markdown, pages longer than char_limit (15000 by default) keep their start and end.",
     ),
     (
         "read_file",
-        "  read_file(path: str, offset: int = 1, limit: int = 500) -> dict\n    Lines are 1-indexed. Returns {\"content\": \"...\", \"total_lines\": N}",
+        "  read_file(path: str, offset: int = 1, limit: int = 500) -> dict\n    {\"content\": \"...\", \"total_lines\": N}; offset counts lines from 1.",
     ),
     (
         "write_file",
-        "  write_file(path: str, content: str) -> dict\n    Always overwrites the entire file.",
+        "  write_file(path: str, content: str) -> dict\n    Replaces the whole file.",
     ),
     (
         "search_files",
-        "  search_files(pattern: str, target=\"content\", path=\".\", file_glob=None, limit=50) -> dict\n    target: \"content\" (search inside files) or \"files\" (find files by name). Returns {\"matches\": [...]}",
+        "  search_files(pattern: str, target=\"content\", path=\".\", file_glob=None, limit=50) -> dict\n    target=\"content\" greps inside files, target=\"files\" matches file names; {\"matches\": [...]}",
     ),
     (
         "patch",
-        "  patch(path: str, old_string: str, new_string: str, replace_all: bool = False) -> dict\n    Replaces old_string with new_string in the file.",
+        "  patch(path: str, old_string: str, new_string: str, replace_all: bool = False) -> dict\n    Swaps old_string for new_string in the file.",
     ),
     (
         "terminal",
-        "  terminal(command: str, timeout=None, workdir=None) -> dict\n    Foreground only (no background/pty). Returns {\"output\": \"...\", \"exit_code\": N}",
+        "  terminal(command: str, timeout=None, workdir=None) -> dict\n    Runs in the foreground (no background or pty); {\"output\": \"...\", \"exit_code\": N}",
     ),
 ];
 
-/// The schema listing only `sandbox_tools`, with the working-directory note for `mode`.
-pub fn build_schema(sandbox_tools: &BTreeSet<String>, mode: ExecMode) -> ToolSchema {
+/// The schema for this session: only `sandbox_tools` are listed, and the
+/// limits and working directory are the configured ones.
+pub fn build_schema(sandbox_tools: &BTreeSet<String>, settings: &CodeExecSettings) -> ToolSchema {
     let tool_lines = TOOL_DOC_LINES
         .iter()
         .filter(|(name, _)| sandbox_tools.contains(*name))
@@ -54,7 +56,6 @@ pub fn build_schema(sandbox_tools: &BTreeSet<String>, mode: ExecMode) -> ToolSch
         .filter(|n| sandbox_tools.contains(*n))
         .collect();
     if import_examples.is_empty() {
-        // BTreeSet iterates sorted, as the reference's `sorted(...)[:2]`.
         import_examples = sandbox_tools.iter().take(2).map(String::as_str).collect();
     }
     let import_str = if import_examples.is_empty() {
@@ -63,37 +64,41 @@ pub fn build_schema(sandbox_tools: &BTreeSet<String>, mode: ExecMode) -> ToolSch
         format!("{}, ...", import_examples.join(", "))
     };
 
-    let cwd_note = match mode {
+    let cwd_note = match settings.mode {
         ExecMode::Strict => {
-            "Scripts run in their own temp dir, not the session's CWD — use absolute paths \
-             (os.path.expanduser('~/.hermes/.env')) or terminal()/read_file() for user files."
+            "The script starts in a private temporary directory, not the session's: give \
+             absolute paths, or reach the user's files through read_file()/terminal()."
         }
         ExecMode::Project => {
-            "Scripts run in the session's working directory with the active venv's python, \
-             so project deps (pandas, etc.) and relative paths work like in terminal()."
+            "The script starts in the session's working directory with the active \
+             virtualenv's python, so relative paths and the project's packages work as \
+             they do in terminal()."
         }
     };
 
     let description = format!(
-        "Run a Python script that can call Hermes tools programmatically. \
-         Use this when you need 3+ tool calls with processing logic between them, \
-         need to filter/reduce large tool outputs before they enter your context, \
-         need conditional branching (if X then Y else Z), or need to loop \
-         (fetch N pages, process N files, retry on failure).\n\n\
-         Use normal tool calls instead when: single tool call with no processing, \
-         you need to see the full result and apply complex reasoning, \
-         or the task requires interactive user input.\n\n\
-         Available via `from hermes_tools import ...`:\n\n\
+        "Runs a Python 3 script whose `hermes_tools` functions call your tools, so one \
+         call can do many tool steps and only what the script prints comes back to you. \
+         Reach for it when a job takes three or more tool calls with logic in between, \
+         when a big output should be filtered, counted or condensed before you read it, \
+         when the next step depends on a result, or when you loop over files, pages or \
+         retries.\n\n\
+         Call the tool directly instead for a single call, when you need to read a whole \
+         result yourself, or when the user has to answer something.\n\n\
+         Functions (`from hermes_tools import ...`):\n\n\
          {tool_lines}\n\n\
-         Limits: 5-minute timeout, 50KB stdout cap, max 50 tool calls per script. \
-         terminal() is foreground-only (no background or pty).\n\n\
+         Also in hermes_tools: json_parse(text) parses JSON that holds raw control \
+         characters (terminal output often does); shell_quote(s) quotes a value for a \
+         terminal() command line; retry(fn, max_attempts=3, delay=2) calls fn again with \
+         doubling waits when it raises.\n\n\
+         Limits: the script is stopped after {timeout} s, stdout beyond 50 KB loses its \
+         middle, and it may make {calls} tool calls. terminal() runs in the foreground \
+         only.\n\n\
          {cwd_note}\n\n\
-         Print your final result to stdout. Use Python stdlib (json, re, math, csv, \
-         datetime, collections, etc.) for processing between tool calls.\n\n\
-         Also available (no import needed — built into hermes_tools):\n  \
-         json_parse(text: str) — json.loads with strict=False; use for terminal() output with control chars\n  \
-         shell_quote(s: str) — shlex.quote(); use when interpolating dynamic strings into shell commands\n  \
-         retry(fn, max_attempts=3, delay=2) — retry with exponential backoff for transient failures"
+         Print the result you want to see. The standard library (json, re, csv, math, \
+         datetime, collections, ...) is there for the work between tool calls.",
+        timeout = settings.timeout_display(),
+        calls = settings.max_tool_calls,
     );
 
     ToolSchema {
@@ -105,9 +110,8 @@ pub fn build_schema(sandbox_tools: &BTreeSet<String>, mode: ExecMode) -> ToolSch
                 "code": {
                     "type": "string",
                     "description": format!(
-                        "Python code to execute. Import tools with \
-                         `from hermes_tools import {import_str}` \
-                         and print your final result to stdout."
+                        "The Python script. Import what it needs with \
+                         `from hermes_tools import {import_str}` and print the result."
                     ),
                 },
             },

@@ -49,10 +49,10 @@ fn settings_read_the_config_with_floors_and_ceiling() {
 fn the_schema_states_the_configured_limits() {
     let flat = tool(DelegationSettings::default()).schema();
     assert_eq!(flat.name, "delegate_task");
-    assert!(flat.description.contains("up to 3 items concurrently"));
+    assert!(flat.description.contains("up to 3 subagents"));
     assert!(
         flat.description
-            .contains("Nested delegation is OFF for this user (max_spawn_depth=1)")
+            .contains("Nesting is OFF (max_spawn_depth=1)")
     );
     let props = flat.parameters["properties"].as_object().unwrap();
     let keys: Vec<&str> = props.keys().map(String::as_str).collect();
@@ -71,22 +71,16 @@ fn the_schema_states_the_configured_limits() {
         ..DelegationSettings::default()
     })
     .schema();
-    assert!(deep.description.contains("up to 5 items concurrently"));
-    assert!(
-        deep.description
-            .contains("up to 2 additional level(s) deep")
-    );
+    assert!(deep.description.contains("up to 5 subagents"));
+    assert!(deep.description.contains("up to 2 more level(s) down"));
     let role = deep.parameters["properties"]["role"]["description"]
         .as_str()
         .unwrap();
-    assert!(
-        role.contains("Nesting IS enabled for this user (max_spawn_depth=3)"),
-        "{role}"
-    );
+    assert!(role.contains("Nesting is ON (max_spawn_depth=3)"), "{role}");
     let tasks = deep.parameters["properties"]["tasks"]["description"]
         .as_str()
         .unwrap();
-    assert!(tasks.contains("up to 5 for this user"), "{tasks}");
+    assert!(tasks.contains("at most 5"), "{tasks}");
 }
 
 #[test]

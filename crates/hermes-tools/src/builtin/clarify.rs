@@ -97,19 +97,16 @@ impl Tool for ClarifyTool {
                 "properties": {
                     "question": {
                         "type": "string",
-                        "description": "The question itself, and ONLY the question (e.g. 'Which \
-                            deployment target?'). Do NOT embed the answer options here — pass them \
-                            as separate elements in `choices`."
+                        "description": "Just the question, e.g. 'Which deployment target?'. \
+                            Put the answer options in `choices`, not here."
                     },
                     "choices": {
                         "type": "array",
                         "items": {"type": "string"},
                         "maxItems": MAX_CHOICES,
-                        "description": "REQUIRED whenever you are presenting selectable options: \
-                            each distinct option is its own array element (up to 4). The UI renders \
-                            these as pickable rows and auto-appends an 'Other (type your answer)' \
-                            option. Omit this parameter entirely ONLY for a genuinely open-ended \
-                            free-text question."
+                        "description": "The options to pick from, one per element (at most 4); \
+                            an 'Other (type your answer)' row is added for free text. Needed whenever \
+                            you offer options; leave it out only for an open question."
                     }
                 },
                 "required": ["question"]
