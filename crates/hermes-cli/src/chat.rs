@@ -429,6 +429,10 @@ fn local_provider(
     {
         local.threads = usize::try_from(t).unwrap_or(1).max(1);
     }
+    // `local.prompt_cache: false` keeps nothing between runs.
+    if config.get("local.prompt_cache") != Some(&serde_json::Value::Bool(false)) {
+        local.prompt_cache = Some(home.cache_dir().join("local_prompt"));
+    }
     let provider = hermes_local::LocalProvider::start(local)?;
     rt.model = Some(path.display().to_string());
     Ok(Arc::new(provider))

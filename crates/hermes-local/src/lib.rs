@@ -10,6 +10,7 @@
 mod grammar;
 pub mod models;
 mod prompt;
+mod prompt_cache;
 mod split;
 mod worker;
 
@@ -32,6 +33,9 @@ pub struct LocalConfig {
     pub threads: usize,
     /// Sampling seed.
     pub seed: u32,
+    /// A directory for the KV state of the last long prompt, so the next process
+    /// starts with it evaluated (`None`: nothing is kept between processes).
+    pub prompt_cache: Option<PathBuf>,
 }
 
 impl LocalConfig {
@@ -46,6 +50,7 @@ impl LocalConfig {
             context_length: 8192,
             threads: (cores / 2).max(1),
             seed: 0x5eed,
+            prompt_cache: None,
         }
     }
 }

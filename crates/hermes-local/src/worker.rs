@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::LocalConfig;
 use crate::grammar::{call_schema, tool_call_grammar};
 use crate::prompt::{CALL_OPEN, template_messages};
+use crate::prompt_cache;
 use crate::split::{Piece, Splitter};
 
 /// One request for the worker.
@@ -88,13 +89,19 @@ pub fn run(config: LocalConfig, jobs: Receiver<Job>) {
         }
     };
     let template = model.chat_template(None).ok();
+    let saved_state = config
+        .prompt_cache
+        .as_deref()
+        .and_then(|dir| prompt_cache::state_file(dir, &config.model_path, n_ctx));
     let mut engine = Engine {
         model: &model,
         template,
         n_ctx,
         cached: Vec::new(),
         seed: config.seed,
+        saved_state,
     };
+    engine.load_saved_state(&mut ctx);
     for job in jobs {
         if let Err(e) = engine.generate(&mut ctx, &job) {
             // A failed decode leaves the cache in an unknown state.
@@ -112,6 +119,8 @@ struct Engine<'m> {
     /// Tokens currently in the KV cache (sequence 0), for prefix reuse.
     cached: Vec<LlamaToken>,
     seed: u32,
+    /// Where the KV state of a long prompt is kept for the next process.
+    saved_state: Option<std::path::PathBuf>,
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> LlmError {
@@ -119,6 +128,43 @@ fn fail(what: &str, e: impl std::fmt::Display) -> LlmError {
 }
 
 impl Engine<'_> {
+    /// Starts from the state an earlier process saved, if it is there and loads.
+    fn load_saved_state(&mut self, ctx: &mut LlamaContext<'_>) {
+        let Some(path) = self.saved_state.as_ref().filter(|p| p.is_file()) else {
+            return;
+        };
+        match ctx.state_load_file(path, self.n_ctx as usize) {
+            Ok(tokens) => self.cached = tokens,
+            Err(_) => {
+                // Unreadable (another llama.cpp version, a damaged file): start
+                // clean and let the next long prompt write a fresh one.
+                ctx.clear_kv_cache();
+                self.cached.clear();
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+
+    /// Saves the state after a long stretch of newly evaluated prompt. Failing
+    /// to save only costs the next process time, so errors are dropped.
+    fn save_state(&self, ctx: &LlamaContext<'_>, evaluated: usize) {
+        let Some(path) = self.saved_state.as_ref() else {
+            return;
+        };
+        if evaluated < prompt_cache::SAVE_THRESHOLD {
+            return;
+        }
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let partial = prompt_cache::partial_file(path);
+        if ctx.state_save_file(&partial, &self.cached).is_ok() {
+            let _ = std::fs::rename(&partial, path);
+        } else {
+            let _ = std::fs::remove_file(&partial);
+        }
+    }
+
     fn render(&self, request: &ChatRequest) -> Result<String, LlmError> {
         let messages = template_messages(&request.messages, &request.tools);
         match &self.template {
@@ -221,6 +267,7 @@ impl Engine<'_> {
         ctx.decode(&mut batch)
             .map_err(|e| fail("prompt evaluation", e))?;
         self.cached.extend_from_slice(&tokens[common..]);
+        self.save_state(ctx, tokens.len() - common);
 
         let mut sampler = self.sampler(&job.request)?;
         let mut splitter = Splitter::default();
@@ -265,6 +312,8 @@ impl Engine<'_> {
         let usage = Usage {
             input_tokens: tokens.len() as u64,
             output_tokens: generated as u64,
+            // The prefix taken from the KV cache (this process's or a saved one).
+            cache_read_tokens: common as u64,
             ..Usage::default()
         };
         send(&job.out, StreamDelta::Usage(usage))?;

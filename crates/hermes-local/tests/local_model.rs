@@ -269,3 +269,85 @@ async fn a_missing_model_file_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_long_prompt_is_evaluated_once_across_processes() {
+    let Some(path) = model_path() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let start = || {
+        LocalProvider::start(LocalConfig {
+            threads: 1,
+            prompt_cache: Some(cache.path().to_path_buf()),
+            ..LocalConfig::new(path.clone())
+        })
+        .unwrap()
+    };
+    // A system prompt past the save threshold, like Hermes's with its tools.
+    let system = format!(
+        "You are a helpful assistant. {}",
+        "Answer briefly and accurately. ".repeat(60)
+    );
+    let ask = |question: &str| ChatRequest {
+        model: "local".into(),
+        messages: vec![Message::system(system.clone()), Message::user(question)],
+        max_tokens: Some(24),
+        temperature: Some(0.0),
+        ..ChatRequest::default()
+    };
+    let first = {
+        let p = start();
+        complete(
+            &p,
+            &ask("What is the capital of France?"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+    };
+    assert_eq!(
+        first.usage.unwrap().cache_read_tokens,
+        0,
+        "nothing saved yet"
+    );
+    let saved: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert!(saved[0].extension().is_some_and(|e| e == "kv"));
+
+    // A new provider (as a new process would) starts from the saved state: only
+    // the part after the shared prefix is evaluated, and the answer is the same.
+    let p = start();
+    let again = complete(
+        &p,
+        &ask("What is the capital of France?"),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let usage = again.usage.unwrap();
+    assert!(
+        usage.cache_read_tokens + 1 >= usage.input_tokens && usage.cache_read_tokens > 256,
+        "{usage:?}"
+    );
+    assert_eq!(again.message.content, first.message.content);
+    let other = complete(&p, &ask("Name a colour."), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(other.usage.unwrap().cache_read_tokens > 256);
+
+    // A damaged file is dropped, not trusted.
+    drop(p);
+    std::fs::write(&saved[0], b"not a llama.cpp state").unwrap();
+    let p = start();
+    let fresh = complete(
+        &p,
+        &ask("What is the capital of France?"),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fresh.usage.unwrap().cache_read_tokens, 0);
+    assert_eq!(fresh.message.content, first.message.content);
+}

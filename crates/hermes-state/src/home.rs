@@ -55,6 +55,11 @@ impl HermesHome {
         self.root.join("context_length_cache.yaml")
     }
 
+    /// `cache/`: data that can be rebuilt at any time (the reference keeps its caches here too).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
     /// `models/`, where local GGUF files live.
     pub fn models_dir(&self) -> PathBuf {
         self.root.join("models")
