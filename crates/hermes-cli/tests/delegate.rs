@@ -46,10 +46,14 @@ fn a_batch_of_two_children_runs_concurrently_and_returns_only_summaries() {
     // Each child's script is reserved for requests carrying its goal, so the
     // replies reach the right child whichever asks first.
     sb.mock.push_all([
+        // The pause only keeps a slow machine from finishing child A's whole
+        // round before child B's first request has been written.
         Reply::tool_call("a1", "terminal", r#"{"command": "echo alpha-output"}"#)
-            .for_request_containing("TASK-A"),
+            .for_request_containing("TASK-A")
+            .with_delay(std::time::Duration::from_millis(300)),
         Reply::tool_call("b1", "terminal", r#"{"command": "echo beta-output"}"#)
-            .for_request_containing("TASK-B"),
+            .for_request_containing("TASK-B")
+            .with_delay(std::time::Duration::from_millis(300)),
         Reply::text("Summary A: printed alpha.").for_request_containing("TASK-A"),
         Reply::text("Summary B: printed beta.").for_request_containing("TASK-B"),
         Reply::text("Both subagents are done.").for_request_containing("total_duration_seconds"),
