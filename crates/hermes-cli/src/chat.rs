@@ -175,6 +175,8 @@ pub(crate) struct Session {
     pub(crate) home: HermesHome,
     /// The toolsets enabled, for the banner.
     pub(crate) toolsets: Vec<String>,
+    /// Where `agent.log` goes and what it keeps.
+    pub(crate) log_settings: crate::agent_log::LogSettings,
 }
 
 pub(crate) async fn build_session(run: &RunArgs) -> Result<Session> {
@@ -378,6 +380,7 @@ pub(crate) async fn build_session(run: &RunArgs) -> Result<Session> {
         memory_tool,
         home: home.clone(),
         toolsets,
+        log_settings: crate::agent_log::LogSettings::from_config(home, config),
     })
 }
 
@@ -631,7 +634,8 @@ pub(crate) async fn run_turn_with(
     if rich {
         renderer = renderer.rich();
     }
-    let printer = tokio::spawn(crate::spinner::print_events(renderer, rx));
+    let log = session.log_settings.open(session.id());
+    let printer = tokio::spawn(crate::spinner::print_events(renderer, rx, Some(log)));
     let on_ctrl_c = cancel.clone();
     let watcher = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {

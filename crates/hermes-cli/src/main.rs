@@ -1,5 +1,6 @@
 //! The `hermes` binary.
 
+mod agent_log;
 mod approval_prompt;
 mod args;
 mod auth_cmd;

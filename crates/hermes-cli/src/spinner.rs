@@ -17,10 +17,20 @@ const FRAMES: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"
 const SPINNER_DELAY: Duration = Duration::from_millis(150);
 
 /// Renders every event from `rx` until the channel closes.
-pub async fn print_events(mut renderer: Renderer, mut rx: UnboundedReceiver<Event>) {
+pub async fn print_events(
+    mut renderer: Renderer,
+    mut rx: UnboundedReceiver<Event>,
+    mut log: Option<crate::agent_log::AgentLog>,
+) {
     let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let mut record = |event: &Event| {
+        if let Some(log) = log.as_mut() {
+            log.record(event);
+        }
+    };
     if !renderer.is_rich() {
         while let Some(event) = rx.recv().await {
+            record(&event);
             let _ = renderer.render(&event, &mut out, &mut err);
         }
         let _ = renderer.finish(&mut out, &mut err);
@@ -34,6 +44,7 @@ pub async fn print_events(mut renderer: Renderer, mut rx: UnboundedReceiver<Even
         tokio::select! {
             event = rx.recv() => {
                 let Some(event) = event else { break };
+                record(&event);
                 if shown {
                     let _ = write!(err, "\r\x1b[2K");
                     shown = false;

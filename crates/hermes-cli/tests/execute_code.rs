@@ -93,6 +93,25 @@ fn script_tool_calls_stay_out_of_the_conversation() {
             "no nested line for {word}:\n{err}"
         );
     }
+    // The session log keeps them, tagged with the session, under their origin.
+    let log = std::fs::read_to_string(sb.home.path().join("logs/agent.log")).unwrap();
+    let nested: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("tools.execute_code: terminal called"))
+        .collect();
+    assert_eq!(nested.len(), 3, "{log}");
+    let sessions =
+        hermes_state::session_db::SessionDb::open_read_only(&sb.home.path().join("state.db"))
+            .unwrap()
+            .list_sessions(&Default::default())
+            .unwrap();
+    assert!(
+        nested
+            .iter()
+            .all(|l| l.contains(&format!("[{}]", sessions[0].id))),
+        "{log}"
+    );
+    assert!(log.contains("tools: execute_code called"), "{log}");
 }
 
 #[test]

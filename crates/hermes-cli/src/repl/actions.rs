@@ -273,7 +273,8 @@ impl Repl {
     async fn compress(&mut self, topic: &str) -> Result<()> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
         let renderer = Renderer::new(Verbosity::Normal, self.session.emojis.clone());
-        let printer = tokio::spawn(crate::spinner::print_events(renderer, rx));
+        let log = self.session.log_settings.open(self.session.id());
+        let printer = tokio::spawn(crate::spinner::print_events(renderer, rx, Some(log)));
         let before = self.session.agent.messages().len();
         let cancel = CancellationToken::new();
         // Ctrl+C cancels the summary call as it cancels a turn.

@@ -1,0 +1,282 @@
+//! `$HERMES_HOME/logs/agent.log` (and `errors.log` for warnings and errors), as
+//! the reference keeps them: one line per tool call, status and turn, tagged with
+//! the session id, secrets masked, rotated by size. Tool calls made inside an
+//! `execute_code` script or by a subagent are logged too, under their origin,
+//! although they never enter the conversation.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use hermes_protocol::{Event, ToolOutcome};
+use hermes_state::time::UtcTime;
+use hermes_state::{Config, HermesHome};
+
+/// Severity, as the reference's logging levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Level {
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Debug => "DEBUG",
+            Level::Info => "INFO",
+            Level::Warning => "WARNING",
+            Level::Error => "ERROR",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_uppercase().as_str() {
+            "DEBUG" => Some(Level::Debug),
+            "INFO" => Some(Level::Info),
+            "WARNING" | "WARN" => Some(Level::Warning),
+            "ERROR" => Some(Level::Error),
+            _ => None,
+        }
+    }
+}
+
+/// One rotating log file.
+#[derive(Debug)]
+struct Rotating {
+    path: PathBuf,
+    max_bytes: u64,
+    backups: usize,
+    file: Option<File>,
+}
+
+impl Rotating {
+    fn new(path: PathBuf, max_bytes: u64, backups: usize) -> Self {
+        Self {
+            path,
+            max_bytes,
+            backups,
+            file: None,
+        }
+    }
+
+    /// Appends one line; a log that cannot be written never stops the agent.
+    fn write_line(&mut self, line: &str) {
+        let len = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        if len > 0 && len + line.len() as u64 > self.max_bytes {
+            self.file = None;
+            self.rotate();
+        }
+        if self.file.is_none() {
+            if let Some(dir) = self.path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            self.file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .ok();
+        }
+        if let Some(file) = self.file.as_mut() {
+            let _ = writeln!(file, "{line}");
+        }
+    }
+
+    /// `agent.log` → `agent.log.1` → … → `agent.log.N` (the oldest goes).
+    fn rotate(&self) {
+        if self.backups == 0 {
+            let _ = std::fs::remove_file(&self.path);
+            return;
+        }
+        let numbered = |n: usize| PathBuf::from(format!("{}.{n}", self.path.display()));
+        let _ = std::fs::remove_file(numbered(self.backups));
+        for n in (1..self.backups).rev() {
+            let _ = std::fs::rename(numbered(n), numbered(n + 1));
+        }
+        let _ = std::fs::rename(&self.path, numbered(1));
+    }
+}
+
+/// The session's log writer.
+#[derive(Debug)]
+pub(crate) struct AgentLog {
+    session_id: String,
+    level: Level,
+    agent: Rotating,
+    errors: Rotating,
+}
+
+/// The `logging:` section: `level` (INFO), `max_size_mb` (5), `backup_count` (3).
+#[derive(Debug, Clone)]
+pub(crate) struct LogSettings {
+    dir: PathBuf,
+    level: Level,
+    max_bytes: u64,
+    backups: usize,
+}
+
+impl LogSettings {
+    /// Reads the settings; logs go to `home`'s `logs/`.
+    pub(crate) fn from_config(home: &HermesHome, config: &Config) -> Self {
+        let level = config
+            .get("logging.level")
+            .and_then(serde_json::Value::as_str)
+            .and_then(Level::parse)
+            .unwrap_or(Level::Info);
+        let number = |key: &str, default: u64| {
+            config
+                .get(key)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(default)
+        };
+        Self {
+            dir: home.logs_dir(),
+            level,
+            max_bytes: number("logging.max_size_mb", 5).max(1) * 1024 * 1024,
+            backups: usize::try_from(number("logging.backup_count", 3)).unwrap_or(3),
+        }
+    }
+
+    /// A writer tagging its lines with `session_id`.
+    pub(crate) fn open(&self, session_id: &str) -> AgentLog {
+        AgentLog::in_dir(
+            &self.dir,
+            session_id,
+            self.level,
+            self.max_bytes,
+            self.backups,
+        )
+    }
+}
+
+impl AgentLog {
+    fn in_dir(dir: &Path, session_id: &str, level: Level, max_bytes: u64, backups: usize) -> Self {
+        Self {
+            session_id: session_id.to_owned(),
+            level,
+            agent: Rotating::new(dir.join("agent.log"), max_bytes, backups),
+            errors: Rotating::new(dir.join("errors.log"), max_bytes, 2),
+        }
+    }
+
+    /// Writes what `event` is worth keeping; text and reasoning deltas are not.
+    pub(crate) fn record(&mut self, event: &Event) {
+        if let Some((level, logger, message)) = describe(event) {
+            self.write(level, &logger, &message);
+        }
+    }
+
+    fn write(&mut self, level: Level, logger: &str, message: &str) {
+        if level < self.level {
+            return;
+        }
+        let line = format!(
+            "{} {}{} {logger}: {}",
+            timestamp(),
+            level.as_str(),
+            if self.session_id.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", self.session_id)
+            },
+            hermes_llm::classify::redact_secrets(&one_line(message)),
+        );
+        self.agent.write_line(&line);
+        if level >= Level::Warning {
+            self.errors.write_line(&line);
+        }
+    }
+}
+
+/// Level, logger name and message for an event worth a line.
+fn describe(event: &Event) -> Option<(Level, String, String)> {
+    Some(match event {
+        Event::ToolStarted {
+            name, arguments, ..
+        } => (
+            Level::Info,
+            "tools".into(),
+            format!("{name} called: {}", clip(arguments, 300)),
+        ),
+        Event::ToolFinished {
+            name,
+            outcome,
+            result,
+            duration_ms,
+            ..
+        } => match outcome {
+            ToolOutcome::Ok => (
+                Level::Info,
+                "tools".into(),
+                format!(
+                    "{name} finished in {duration_ms} ms ({} chars)",
+                    result.chars().count()
+                ),
+            ),
+            ToolOutcome::Error => (
+                Level::Warning,
+                "tools".into(),
+                format!("{name} failed in {duration_ms} ms: {}", clip(result, 300)),
+            ),
+            ToolOutcome::Cancelled => (Level::Info, "tools".into(), format!("{name} cancelled")),
+        },
+        Event::Status { message } => (Level::Info, "agent".into(), message.clone()),
+        Event::Error { message } => (Level::Error, "agent".into(), message.clone()),
+        Event::TurnComplete {
+            reason,
+            usage,
+            api_calls,
+            ..
+        } => (
+            Level::Info,
+            "agent".into(),
+            format!(
+                "turn ended ({reason:?}): {api_calls} API calls, {} input / {} output tokens",
+                usage.input_tokens, usage.output_tokens
+            ),
+        ),
+        Event::Nested { origin, inner } => {
+            let (level, logger, message) = describe(inner)?;
+            (level, format!("{logger}.{origin}"), message)
+        }
+        Event::TextDelta { .. } | Event::ReasoningDelta { .. } | Event::MessageAppended { .. } => {
+            return None;
+        }
+    })
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max).collect();
+    format!("{head}…")
+}
+
+/// Log lines stay lines: newlines inside a message are shown escaped.
+fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
+}
+
+/// `2026-11-22 23:45:01,123`, the reference's (Python logging's) format, in UTC.
+fn timestamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let t = UtcTime::from_unix(i64::try_from(now.as_secs()).unwrap_or(0));
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02},{:03}",
+        t.year,
+        t.month,
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
+        now.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+#[path = "agent_log_tests.rs"]
+mod tests;
