@@ -636,7 +636,9 @@ fn a_skill_name_as_a_command_loads_the_skill_with_the_request() {
         text.ends_with("The user's request: staging please"),
         "{text}"
     );
-    // A name that is neither a command nor a skill still gets a suggestion.
+    // A name that is neither a command nor a skill still gets a suggestion
+    // (typed at the prompt, once the turn is over: mid-turn it would be type-ahead).
+    pane.wait_for_count(PROMPT, 3);
     pane.send_line("/modle");
     pane.wait_for("Did you mean /model?");
 }
