@@ -231,11 +231,9 @@ pub(crate) async fn build_session(run: &RunArgs) -> Result<Session> {
     let mut all_tools = Registry::with_builtins();
     all_tools.register(Arc::new(SessionSearchTool::new(home.state_db())));
     all_tools.register(Arc::new(crate::delegation::delegate_tool(
-        config,
-        &provider,
-        &rt,
+        &setup,
+        (&provider, &rt),
         &fallbacks,
-        home.state_db(),
         retry.clone(),
     )));
     // --ignore-rules skips memory entirely, as the reference's skip_memory does.

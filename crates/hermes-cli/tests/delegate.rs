@@ -193,3 +193,64 @@ fn too_many_tasks_and_missing_goals_get_the_reference_errors() {
         "Provide either 'goal' (single task) or 'tasks' (batch)."
     );
 }
+
+#[test]
+fn delegation_base_url_and_model_send_children_elsewhere() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let cheap = hermes_mock::MockServer::start();
+    sb.add_config(&format!(
+        "delegation:\n  base_url: {}\n  model: cheap-model\n  api_key: sk-delegation-test\n",
+        cheap.base_url()
+    ));
+    sb.mock.push(Reply::tool_call(
+        "d1",
+        "delegate_task",
+        r#"{"goal": "Summarise the README"}"#,
+    ));
+    cheap.push(Reply::text("The README is short."));
+    sb.mock.push(Reply::text("Done."));
+    let out = sb.chat("Delegate a summary.", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let parent = sb.requests();
+    assert_eq!(
+        parent.len(),
+        2,
+        "the parent's calls stay on its own endpoint"
+    );
+    assert_eq!(parent[0]["model"], "mock-model");
+    let child = cheap.chat_requests();
+    assert_eq!(child.len(), 1);
+    assert_eq!(child[0]["model"], "cheap-model");
+    let auth = cheap.requests()[0]
+        .header("authorization")
+        .unwrap()
+        .to_owned();
+    assert_eq!(auth, "Bearer sk-delegation-test");
+    let report = tool_content(messages_with_role(&parent[1], "tool")[0]);
+    assert_eq!(report["results"][0]["summary"], "The README is short.");
+    assert_eq!(report["results"][0]["model"], "cheap-model");
+}
+
+#[test]
+fn a_broken_delegation_provider_is_reported_by_the_tool_not_at_start() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    sb.add_config("delegation:\n  provider: no-such-provider\n");
+    sb.mock.push(Reply::tool_call(
+        "d1",
+        "delegate_task",
+        r#"{"goal": "anything"}"#,
+    ));
+    sb.mock.push(Reply::text("Could not delegate."));
+    let out = sb.chat("Delegate.", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = sb.requests();
+    let error = tool_content(messages_with_role(&reqs[1], "tool")[0]);
+    let text = error["error"].as_str().unwrap();
+    assert!(text.contains("no-such-provider"), "{text}");
+    assert!(
+        text.contains("delegation: section of config.yaml"),
+        "{text}"
+    );
+}

@@ -102,7 +102,7 @@ sent or published, check it yourself (read the file back, fetch the URL).\n\
 - Leaf subagents cannot use delegate_task, clarify, memory, send_message, execute_code or \
 cronjob. Orchestrators keep delegate_task, within max_spawn_depth={depth}; \
 delegation.orchestrator_enabled=false turns them off.\n\
-- Subagents use your model; the model is not chosen per call.",
+- Subagents use your model unless config.yaml pins one (delegation.model / delegation.provider); it is not chosen per call.",
         max = s.max_concurrent_children,
         depth = s.max_spawn_depth,
         nesting = nesting(s),
