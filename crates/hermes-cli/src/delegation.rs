@@ -146,7 +146,12 @@ impl SubagentFactory for CliSubagentFactory {
                 id: session_id.clone(),
                 source: "subagent".into(),
                 model: Some(model.clone()),
-                model_config: Some(serde_json::json!({"max_iterations": spec.max_turns})),
+                // `_delegate_from` is the reference's marker: subagent runs stay out of
+                // session pickers and go with their parent when it is deleted.
+                model_config: Some(serde_json::json!({
+                    "max_iterations": spec.max_turns,
+                    "_delegate_from": spec.parent_session_id,
+                })),
                 system_prompt: Some(spec.system_prompt),
                 parent_session_id: Some(spec.parent_session_id),
                 cwd: Some(spec.cwd.display().to_string()),

@@ -154,6 +154,28 @@ fn a_batch_of_two_children_runs_concurrently_and_returns_only_summaries() {
             child.id
         );
     }
+    // Subagent runs stay out of `sessions list` and go with their parent.
+    let listed = sb.command().args(["sessions", "list"]).output().unwrap();
+    let listed = stdout(&listed);
+    assert!(listed.contains(&parent), "{listed}");
+    for child in &children {
+        assert!(!listed.contains(&child.id), "{listed}");
+    }
+    let ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
+    drop(db);
+    let deleted = sb
+        .command()
+        .args(["sessions", "delete", &parent, "--yes"])
+        .output()
+        .unwrap();
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    let db = SessionDb::open_read_only(&sb.home.path().join("state.db")).unwrap();
+    for id in &ids {
+        assert!(
+            db.get_session(id).unwrap().is_none(),
+            "{id} outlived its parent"
+        );
+    }
 }
 
 #[test]
