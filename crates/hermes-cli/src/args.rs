@@ -26,7 +26,7 @@ pub struct Cli {
 pub enum Command {
     /// Chat with the agent (interactive, or one query with -q).
     Chat(ChatArgs),
-    /// Manage session history (list, show, search, export, delete, prune, rename, stats).
+    /// Manage session history (list, show, search, export, delete, prune, archive, optimize, repair, rename, stats).
     Sessions(crate::sessions::SessionsArgs),
     /// Manage pooled API keys (auth.json).
     Auth(crate::auth_cmd::AuthArgs),

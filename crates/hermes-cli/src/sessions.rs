@@ -1,4 +1,5 @@
-//! `hermes sessions …`: list, show, search, export, delete, prune, rename, stats.
+//! `hermes sessions …`: list, show, search, export, delete, prune, archive, optimize,
+//! repair, rename, stats.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -7,6 +8,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use hermes_state::session_db::{ListFilter, SearchQuery, SearchSort, SessionDb, SessionSummary};
 use hermes_state::{Env, HermesHome};
+
+use crate::session_filters::FilterArgs;
 
 /// `hermes sessions` arguments.
 #[derive(Debug, Args)]
@@ -67,17 +70,29 @@ enum SessionsAction {
         #[arg(short = 'y', long)]
         yes: bool,
     },
-    /// Delete ended sessions older than a number of days.
+    /// Delete ended sessions matching the filters (a bare prune: older than 90 days).
     Prune {
-        /// Age in days (e.g. 90 or 90d).
-        #[arg(long = "older-than", default_value = "90")]
-        older_than: String,
-        /// Only sessions from this source.
-        #[arg(long)]
-        source: Option<String>,
-        /// Skip confirmation.
-        #[arg(short = 'y', long)]
-        yes: bool,
+        #[command(flatten)]
+        filters: FilterArgs,
+        /// Also delete archived sessions (left alone by default).
+        #[arg(long = "include-archived")]
+        include_archived: bool,
+    },
+    /// Archive (hide, delete nothing) the ended sessions matching the filters.
+    Archive {
+        #[command(flatten)]
+        filters: FilterArgs,
+    },
+    /// Reclaim disk space: merge the search indexes and VACUUM (no data changes).
+    Optimize,
+    /// Check state.db and repair a malformed schema or search index (backup first).
+    Repair {
+        /// Only report whether the database opens cleanly.
+        #[arg(long = "check-only")]
+        check_only: bool,
+        /// Skip the timestamped backup copy (not recommended).
+        #[arg(long = "no-backup")]
+        no_backup: bool,
     },
     /// Set or change a session's title.
     Rename {
@@ -96,6 +111,19 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
     let env = Env::from_pairs(std::env::vars());
     let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
         .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
+    // Repair must look at the file before an open would try to fix it.
+    if let SessionsAction::Repair {
+        check_only,
+        no_backup,
+    } = args.action
+    {
+        return crate::sessions_bulk::repair(
+            &home.state_db(),
+            &mut std::io::stdout().lock(),
+            check_only,
+            no_backup,
+        );
+    }
     let mut db = SessionDb::open(&home.state_db())
         .with_context(|| format!("cannot open {}", home.state_db().display()))?;
     let mut out = std::io::stdout().lock();
@@ -203,24 +231,14 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             }
         }
         SessionsAction::Prune {
-            older_than,
-            source,
-            yes,
-        } => {
-            let days: u32 = older_than
-                .trim()
-                .trim_end_matches('d')
-                .parse()
-                .with_context(|| {
-                    format!("--older-than '{older_than}' is not a number of days (e.g. 90 or 90d)")
-                })?;
-            confirm(
-                yes,
-                &format!("Delete ended sessions older than {days} days?"),
-            )?;
-            let n = db.prune_sessions(days, source.as_deref())?;
-            writeln!(out, "Pruned {n} session(s).")?;
+            filters,
+            include_archived,
+        } => crate::sessions_bulk::bulk(&mut db, &mut out, &filters, true, include_archived)?,
+        SessionsAction::Archive { filters } => {
+            crate::sessions_bulk::bulk(&mut db, &mut out, &filters, false, false)?;
         }
+        SessionsAction::Optimize => crate::sessions_bulk::optimize(&mut db, &mut out)?,
+        SessionsAction::Repair { .. } => {}
         SessionsAction::Rename { session_id, title } => {
             let id = resolve(&db, &session_id)?;
             let title = title.join(" ");
@@ -255,7 +273,7 @@ fn resolve(db: &SessionDb, key: &str) -> Result<String> {
     )
 }
 
-fn confirm(yes: bool, question: &str) -> Result<()> {
+pub(crate) fn confirm(yes: bool, question: &str) -> Result<()> {
     if yes {
         return Ok(());
     }

@@ -15,6 +15,7 @@
 //! bounded incremental FTS `'merge'` every 1 000 writes instead of the reference's full
 //! `'optimize'`, which rewrites the whole index each time.
 
+mod bulk;
 mod conn;
 mod error;
 mod fts_query;
@@ -36,9 +37,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
+pub use bulk::{BulkCandidate, SessionFilter};
 pub use conn::{Durability, JournalMode};
 pub use error::DbError;
 pub use fts_query::sanitize_fts5_query;
+pub use repair::RepairReport;
 pub use text::{MAX_TITLE_LENGTH, sanitize_title};
 pub use types::{
     ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SearchSort, SessionRow,

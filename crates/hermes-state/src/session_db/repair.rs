@@ -268,3 +268,43 @@ fn now_nanos() -> u128 {
         .map(|d| d.as_nanos())
         .unwrap_or(0)
 }
+
+/// What [`SessionDb::repair_file`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepairReport {
+    /// The step that made the file open cleanly (`rebuild_fts`, `dedup_schema`,
+    /// `drop_fts_rebuild`), or `already_healthy`.
+    pub strategy: &'static str,
+    /// The copy made first, if one was.
+    pub backup: Option<PathBuf>,
+}
+
+impl super::SessionDb {
+    /// Why the database at `path` does not open cleanly (integrity check, a
+    /// readable `sessions` table, working search indexes), or `None` when it does.
+    pub fn check_file(path: &Path) -> Option<String> {
+        opens_cleanly(path)
+    }
+
+    /// Repairs the file at `path` in place, least destructive step first; sessions
+    /// and messages are kept, only the search layer is ever rebuilt. A timestamped
+    /// copy is made first unless `backup` is false.
+    pub fn repair_file(path: &Path, backup: bool) -> Result<RepairReport, DbError> {
+        if opens_cleanly(path).is_none() {
+            return Ok(RepairReport {
+                strategy: "already_healthy",
+                backup: None,
+            });
+        }
+        let backup = if backup {
+            Some(backup_db_file(path)?)
+        } else {
+            None
+        };
+        let strategy = repair_file(path).map_err(|message| DbError::Corrupt {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(RepairReport { strategy, backup })
+    }
+}

@@ -378,37 +378,10 @@ impl SessionDb {
         older_than_days: u32,
         source: Option<&str>,
     ) -> Result<usize, DbError> {
-        self.prune_sessions_before(now() - f64::from(older_than_days) * 86_400.0, source)
-    }
-
-    /// [`prune_sessions`](Self::prune_sessions) with an explicit cutoff (Unix seconds).
-    pub fn prune_sessions_before(
-        &mut self,
-        cutoff: f64,
-        source: Option<&str>,
-    ) -> Result<usize, DbError> {
-        const CTX: &str = "pruning sessions";
-        self.write(CTX, |c| {
-            let ids: Vec<String> = c
-                .prepare(
-                    "SELECT s.id FROM sessions s WHERE s.ended_at IS NOT NULL AND s.started_at < ?1 \
-                     AND (?2 IS NULL OR s.source = ?2)",
-                )
-                .ctx(CTX)?
-                .query_map(rusqlite::params![cutoff, source], |r| r.get(0))
-                .ctx(CTX)?
-                .collect::<Result<_, _>>()
-                .ctx(CTX)?;
-            for id in &ids {
-                c.execute("UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?1", [id])
-                    .ctx(CTX)?;
-            }
-            for id in &ids {
-                c.execute("DELETE FROM messages WHERE session_id = ?1", [id]).ctx(CTX)?;
-                c.execute("DELETE FROM session_model_usage WHERE session_id = ?1", [id]).ctx(CTX)?;
-                c.execute("DELETE FROM sessions WHERE id = ?1", [id]).ctx(CTX)?;
-            }
-            Ok(ids.len())
+        self.prune_matching(&super::SessionFilter {
+            started_before: Some(now() - f64::from(older_than_days) * 86_400.0),
+            source: source.map(str::to_owned),
+            ..super::SessionFilter::default()
         })
     }
 }

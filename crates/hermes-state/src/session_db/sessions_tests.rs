@@ -458,11 +458,13 @@ fn prune_deletes_only_old_ended_sessions() {
     db.create_session(&kid).unwrap();
     db.end_session("old_ended", "done").unwrap();
     db.end_session("new_ended", "done").unwrap();
-    assert_eq!(
-        db.prune_sessions_before(5_000.0, Some("telegram")).unwrap(),
-        0
-    );
-    assert_eq!(db.prune_sessions_before(5_000.0, None).unwrap(), 1);
+    let before = |source: Option<&str>| crate::session_db::SessionFilter {
+        started_before: Some(5_000.0),
+        source: source.map(str::to_owned),
+        ..Default::default()
+    };
+    assert_eq!(db.prune_matching(&before(Some("telegram"))).unwrap(), 0);
+    assert_eq!(db.prune_matching(&before(None)).unwrap(), 1);
     assert!(db.get_session("old_ended").unwrap().is_none());
     assert!(db.get_session("old_live").unwrap().is_some());
     assert!(db.get_session("new_ended").unwrap().is_some());
