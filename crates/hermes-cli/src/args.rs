@@ -27,7 +27,7 @@ pub enum Command {
     /// Chat with the agent (interactive, or one query with -q).
     Chat(ChatArgs),
     /// Manage session history (list, show, search, export, delete, prune, archive, optimize, repair, rename, stats).
-    Sessions(crate::sessions::SessionsArgs),
+    Sessions(Box<crate::sessions::SessionsArgs>),
     /// Manage pooled API keys (auth.json).
     Auth(crate::auth_cmd::AuthArgs),
     /// Manage local models (pull the embedded default).

@@ -49,7 +49,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
     let result = match (cli.oneshot, cli.command) {
         (Some(prompt), _) => run_query(&cli.run, prompt, Mode::Oneshot).await,
         (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
-        (None, Some(Command::Sessions(args))) => crate::sessions::run(args),
+        (None, Some(Command::Sessions(args))) => crate::sessions::run(*args),
         (None, Some(Command::Model(args))) => crate::model_cmd::run(args, &cli.run).await,
         (None, Some(Command::Auth(args))) => crate::auth_cmd::run(args),
         (None, Some(Command::Skills(args))) => crate::skills_cmd::run(args),
