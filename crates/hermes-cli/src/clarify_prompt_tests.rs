@@ -1,4 +1,5 @@
 use super::*;
+use crate::terminal_keys::decode;
 
 fn choices() -> Vec<String> {
     vec!["staging".to_owned(), "prod".to_owned()]

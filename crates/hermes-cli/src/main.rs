@@ -16,6 +16,7 @@ mod prompt;
 mod render;
 mod repl;
 mod runtime;
+mod session_browser;
 mod session_filters;
 mod session_id;
 mod sessions;
@@ -24,6 +25,7 @@ mod setup;
 mod skills_cmd;
 mod spinner;
 mod terminal_input;
+mod terminal_keys;
 
 use std::process::ExitCode;
 

@@ -85,6 +85,15 @@ enum SessionsAction {
     },
     /// Reclaim disk space: merge the search indexes and VACUUM (no data changes).
     Optimize,
+    /// Pick a session on the terminal (type to filter) and resume it.
+    Browse {
+        /// Only sessions from this source.
+        #[arg(long)]
+        source: Option<String>,
+        /// Most sessions to load.
+        #[arg(long, default_value_t = 500)]
+        limit: usize,
+    },
     /// Check state.db and repair a malformed schema or search index (backup first).
     Repair {
         /// Only report whether the database opens cleanly.
@@ -238,6 +247,26 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             crate::sessions_bulk::bulk(&mut db, &mut out, &filters, false, false)?;
         }
         SessionsAction::Optimize => crate::sessions_bulk::optimize(&mut db, &mut out)?,
+        SessionsAction::Browse { source, limit } => {
+            let rows = db.list_sessions(&ListFilter {
+                source,
+                limit,
+                ..ListFilter::default()
+            })?;
+            db.close()?;
+            if rows.is_empty() {
+                writeln!(out, "No sessions yet. Start one with: hermes chat")?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let Some(id) = crate::session_browser::pick(&rows)? else {
+                writeln!(out, "Cancelled.")?;
+                return Ok(ExitCode::SUCCESS);
+            };
+            writeln!(out, "Resuming session: {id}")?;
+            out.flush()?;
+            drop(out);
+            return resume_in_place(&id);
+        }
         SessionsAction::Repair { .. } => {}
         SessionsAction::Rename { session_id, title } => {
             let id = resolve(&db, &session_id)?;
@@ -259,6 +288,16 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
     }
     db.close()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Replaces this process with `hermes --resume ID`, as the reference relaunches.
+fn resume_in_place(id: &str) -> Result<ExitCode> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().context("cannot find the hermes binary to relaunch")?;
+    let err = std::process::Command::new(exe)
+        .args(["--resume", id])
+        .exec();
+    Err(anyhow::anyhow!(err).context("cannot relaunch hermes to resume the session"))
 }
 
 fn resolve(db: &SessionDb, key: &str) -> Result<String> {

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use hermes_mock::MockServer;
+
+pub mod pty;
 use serde_json::Value;
 
 /// An isolated home + workdir + mock server.
