@@ -18,6 +18,7 @@ pub struct TurnBudget {
     max: u32,
     used: u32,
     grace_used: bool,
+    refunded: u32,
 }
 
 impl TurnBudget {
@@ -27,6 +28,7 @@ impl TurnBudget {
             max: max.max(1),
             used: 0,
             grace_used: false,
+            refunded: 0,
         }
     }
 
@@ -49,8 +51,13 @@ impl TurnBudget {
     }
 
     /// Gives back one call (for calls that should not count, such as code-mediated tool use).
+    /// At most `max` calls are given back per turn, so a model that only ever runs
+    /// scripts still meets the budget (at twice the usual number of calls).
     pub fn refund(&mut self) {
-        self.used = self.used.saturating_sub(1);
+        if self.refunded < self.max && self.used > 0 {
+            self.refunded += 1;
+            self.used -= 1;
+        }
     }
 }
 
@@ -66,6 +73,18 @@ mod tests {
         assert_eq!(b.next_call(), CallKind::Grace);
         assert_eq!(b.next_call(), CallKind::Summary);
         assert_eq!(b.used(), 2);
+    }
+
+    #[test]
+    fn refunds_are_capped_at_the_budget() {
+        let mut b = TurnBudget::new(2);
+        let mut normal = 0;
+        while b.next_call() == CallKind::Normal {
+            normal += 1;
+            b.refund();
+            assert!(normal < 100, "refunds must not make the budget endless");
+        }
+        assert_eq!(normal, 4, "two calls plus two refunds");
     }
 
     #[test]
