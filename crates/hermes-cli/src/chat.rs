@@ -102,16 +102,7 @@ async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
             )
             .await
         }
-        None if std::io::stdin().is_terminal() => {
-            if preload.is_some() {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "warning: -s/--skills is not applied in interactive mode yet; load skills \
-                     with skill_view instead"
-                );
-            }
-            crate::repl::run(&run, chat.quiet).await
-        }
+        None if std::io::stdin().is_terminal() => crate::repl::run(&run, chat.quiet, preload).await,
         None => {
             let mut input = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)

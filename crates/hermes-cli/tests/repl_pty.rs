@@ -655,3 +655,37 @@ fn clarify_with_output_piped_asks_with_a_numbered_list() {
     pane.wait_for("deploying as told");
     assert_eq!(clarify_result(&sb)["user_response"], "prod");
 }
+
+#[test]
+fn skills_preloaded_with_s_ride_in_front_of_the_first_message_only() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let dir = sb.home.path().join("skills").join("deploy-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: deploy-check\ndescription: Checks a deployment.\n---\n\n1. Run the smoke tests first.\n",
+    )
+    .unwrap();
+    sb.mock.push(Reply::text("first answer"));
+    sb.mock.push(Reply::text("second answer"));
+    let pane = Pane::start(&sb, "preload", "chat -s deploy-check");
+    pane.wait_for(PROMPT);
+    pane.send_line("ship it");
+    pane.wait_for("first answer");
+    pane.wait_for_count(PROMPT, 2);
+    pane.send_line("and now?");
+    pane.wait_for("second answer");
+    let requests = sb.requests();
+    let users = support::messages_with_role(requests.last().unwrap(), "user");
+    assert_eq!(users.len(), 2);
+    let first = users[0]["content"].as_str().unwrap();
+    assert!(
+        first.contains("\"deploy-check\" skill preloaded"),
+        "{first}"
+    );
+    assert!(first.contains("1. Run the smoke tests first.") && first.ends_with("ship it"));
+    assert_eq!(users[1]["content"], "and now?");
+}

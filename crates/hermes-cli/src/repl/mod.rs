@@ -50,6 +50,8 @@ pub(crate) struct Repl {
     pub(crate) base_prompt: Option<String>,
     /// What was typed during a turn, handled in order once it ends.
     pub(crate) queued: VecDeque<Queued>,
+    /// Skills from `-s`, sent in front of the first message (then gone).
+    pub(crate) preload: Option<String>,
 }
 
 /// Input typed during a turn that waits for the turn to end.
@@ -72,7 +74,7 @@ pub(crate) enum Next {
 }
 
 /// Runs the REPL until /quit, Ctrl+D or a double Ctrl+C.
-pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
+pub(crate) async fn run(run: &RunArgs, quiet: bool, preload: Option<String>) -> Result<ExitCode> {
     let started = Instant::now();
     let session = chat::build_session(run).await?;
     let mut err = std::io::stderr();
@@ -92,6 +94,7 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
         quiet,
         base_prompt: None,
         queued: VecDeque::new(),
+        preload,
     };
     repl.apply_approvals();
     let mut last_interrupt: Option<Instant> = None;
@@ -313,6 +316,15 @@ impl Repl {
     /// Runs one user turn and reports how it ended.
     pub(crate) async fn send(&mut self, text: &str) -> Result<()> {
         self.last_input = Some(text.to_owned());
+        // `-s` skills ride in front of the first message, as in one-shot runs.
+        let with_skills;
+        let text = match self.preload.take() {
+            Some(skills) => {
+                with_skills = format!("{skills}\n\n{text}");
+                with_skills.as_str()
+            }
+            None => text,
+        };
         let verbosity = if self.quiet {
             Verbosity::FinalOnly
         } else {
