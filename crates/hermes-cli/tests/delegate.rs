@@ -276,3 +276,54 @@ fn a_broken_delegation_provider_is_reported_by_the_tool_not_at_start() {
         "{text}"
     );
 }
+
+/// A child proposes `rm -rf scratch` in the working directory; returns whether
+/// the directory survived and the child's tool result.
+fn child_proposes_a_recursive_delete(auto_approve: bool) -> (bool, String) {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    if auto_approve {
+        sb.add_config("delegation:\n  subagent_auto_approve: true\n");
+    }
+    std::fs::create_dir_all(sb.work_path("scratch/deep")).unwrap();
+    sb.mock.push(Reply::tool_call(
+        "d1",
+        "delegate_task",
+        r#"{"goal": "TASK-CLEAN: remove the scratch directory"}"#,
+    ));
+    sb.mock.push_all([
+        Reply::tool_call("t1", "terminal", r#"{"command": "rm -rf scratch"}"#)
+            .for_request_containing("TASK-CLEAN"),
+        Reply::text("tried").for_request_containing("TASK-CLEAN"),
+        Reply::text("ok").for_request_containing("total_duration_seconds"),
+    ]);
+    let out = sb.chat("Clean up.", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let child_second = sb
+        .mock
+        .chat_requests()
+        .into_iter()
+        .filter(|r| r.to_string().contains("TASK-CLEAN") && !r.to_string().contains("Clean up."))
+        .nth(1)
+        .unwrap();
+    let result = messages_with_role(&child_second, "tool")[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (sb.work_path("scratch").exists(), result)
+}
+
+#[test]
+fn children_never_ask_for_approval_and_refuse_unless_configured() {
+    let (survived, result) = child_proposes_a_recursive_delete(false);
+    assert!(
+        survived,
+        "a child's dangerous command is refused by default"
+    );
+    assert!(
+        result.contains("blocked") || result.contains("BLOCKED"),
+        "{result}"
+    );
+    let (survived, result) = child_proposes_a_recursive_delete(true);
+    assert!(!survived, "subagent_auto_approve lets it run: {result}");
+}

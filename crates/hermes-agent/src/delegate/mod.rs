@@ -253,8 +253,12 @@ impl DelegateTool {
                 Err(e) => return Ok(error_json(&format!("Could not start a subagent: {e}"))),
             };
             // Nobody can answer a child's approval prompt: it is refused (or
-            // allowed under --yolo / the allowlists), never asked.
-            agent.set_approvals(Arc::new(ctx.approvals.for_subagent()));
+            // allowed under --yolo, the allowlists or subagent_auto_approve), never asked.
+            let gate = ctx.approvals.for_subagent();
+            if self.settings.subagent_auto_approve {
+                gate.set_mode(hermes_tools::approval::ApprovalMode::Off);
+            }
+            agent.set_approvals(Arc::new(gate));
             children.push(run::Child {
                 goal: task.goal.clone(),
                 agent,

@@ -17,6 +17,9 @@ pub struct DelegationSettings {
     pub max_summary_chars: usize,
     /// Wall-clock cap per child in seconds (`delegation.child_timeout_seconds`; 0 = none, floor 30).
     pub child_timeout_seconds: u64,
+    /// Children run dangerous commands without asking (`delegation.subagent_auto_approve`);
+    /// by default they are refused, since nobody can answer a child's prompt.
+    pub subagent_auto_approve: bool,
 }
 
 /// The deepest nesting we allow, whatever the config says: each level multiplies cost.
@@ -31,6 +34,7 @@ impl Default for DelegationSettings {
             orchestrator_enabled: true,
             max_summary_chars: 24_000,
             child_timeout_seconds: 0,
+            subagent_auto_approve: false,
         }
     }
 }
@@ -66,16 +70,25 @@ impl DelegationSettings {
         if let Some(v) = int("child_timeout_seconds") {
             s.child_timeout_seconds = if v == 0 { 0 } else { v.max(30) };
         }
-        match section.get("orchestrator_enabled") {
-            Some(Value::Bool(b)) => s.orchestrator_enabled = *b,
-            Some(Value::String(text)) => {
-                s.orchestrator_enabled = !matches!(
-                    text.trim().to_ascii_lowercase().as_str(),
-                    "false" | "0" | "no" | "off"
-                );
-            }
-            _ => {}
+        if let Some(on) = flag(section.get("orchestrator_enabled")) {
+            s.orchestrator_enabled = on;
+        }
+        if let Some(on) = flag(section.get("subagent_auto_approve")) {
+            s.subagent_auto_approve = on;
         }
         s
+    }
+}
+
+/// A YAML boolean, or a string spelling one (`"false"`, `"off"`, `"yes"` …).
+fn flag(value: Option<&Value>) -> Option<bool> {
+    match value? {
+        Value::Bool(b) => Some(*b),
+        Value::String(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "false" | "0" | "no" | "off" => Some(false),
+            "true" | "1" | "yes" | "on" => Some(true),
+            _ => None,
+        },
+        _ => None,
     }
 }
