@@ -47,10 +47,6 @@ pub struct ChatArgs {
     #[arg(short = 'Q', long = "quiet")]
     pub quiet: bool,
 
-    /// Preload skills (comma-separated names) for the session, ahead of the first message.
-    #[arg(short = 's', long = "skills", value_name = "NAMES")]
-    pub skills: Option<String>,
-
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -89,6 +85,10 @@ pub struct RunArgs {
     /// Resume a previous session by id (or unique id prefix) or title.
     #[arg(short = 'r', long = "resume", global = true, value_name = "SESSION")]
     pub resume: Option<String>,
+
+    /// Preload skills (comma-separated names) for the session, ahead of the first message.
+    #[arg(short = 's', long = "skills", global = true, value_name = "NAMES")]
+    pub skills: Option<String>,
 
     /// Resume a session by name, or the most recent one when no name is given.
     #[arg(short = 'c', long = "continue", global = true, value_name = "SESSION_NAME", num_args = 0..=1, default_missing_value = "")]

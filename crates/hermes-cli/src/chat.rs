@@ -47,7 +47,13 @@ pub(crate) enum Mode {
 /// Entry point after argument parsing.
 pub async fn dispatch(cli: Cli) -> ExitCode {
     let result = match (cli.oneshot, cli.command) {
-        (Some(prompt), _) => run_query(&cli.run, prompt, Mode::Oneshot).await,
+        (Some(prompt), _) => match preloaded_skills(&cli.run) {
+            Ok(Some(skills)) => {
+                run_query(&cli.run, format!("{skills}\n\n{prompt}"), Mode::Oneshot).await
+            }
+            Ok(None) => run_query(&cli.run, prompt, Mode::Oneshot).await,
+            Err(e) => Err(e),
+        },
         (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
         (None, Some(Command::Sessions(args))) => crate::sessions::run(*args),
         (None, Some(Command::Model(args))) => crate::model_cmd::run(args, &cli.run).await,
@@ -58,7 +64,6 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
                 ChatArgs {
                     query: None,
                     quiet: false,
-                    skills: None,
                     run: RunArgs::default(),
                 },
                 &cli.run,
@@ -78,13 +83,18 @@ pub fn fail(err: &anyhow::Error) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// `-s`: the skills' text, which rides in front of the first user message (not
+/// in the system prompt, so the prompt cache still matches).
+fn preloaded_skills(run: &RunArgs) -> Result<Option<String>> {
+    run.skills
+        .as_deref()
+        .map(crate::skills_cmd::preload_prompt)
+        .transpose()
+}
+
 async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
     let run = merge(&chat.run, top);
-    // `-s`: the skills ride in front of the first user message, not in the system prompt.
-    let preload = match chat.skills.as_deref() {
-        Some(names) => Some(crate::skills_cmd::preload_prompt(names)?),
-        None => None,
-    };
+    let preload = preloaded_skills(&run)?;
     let with_skills = |q: String| match &preload {
         Some(text) => format!("{text}\n\n{q}"),
         None => q,
@@ -139,6 +149,7 @@ fn merge(sub: &RunArgs, top: &RunArgs) -> RunArgs {
             .continue_last
             .clone()
             .or_else(|| top.continue_last.clone()),
+        skills: sub.skills.clone().or_else(|| top.skills.clone()),
     }
 }
 

@@ -155,6 +155,22 @@ fn dash_s_preloads_skills_into_the_first_user_message() {
     assert!(user.ends_with("Commit my work."), "{user}");
     assert!(!system_prompt(&reqs[0]).contains("# Commit messages"));
 
+    // The top-level flag works too, with -z (the reference's `hermes -s NAME -z PROMPT`).
+    sb.mock.push(Reply::text("done"));
+    let top = sb
+        .command()
+        .args(["-s", "commit-messages", "-z", "Write one."])
+        .output()
+        .unwrap();
+    assert!(top.status.success(), "{}", stderr(&top));
+    assert_eq!(stdout(&top).trim(), "done");
+    let last = sb.requests().pop().unwrap();
+    let user = messages_with_role(&last, "user")[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(user.contains("# Commit messages") && user.ends_with("Write one."), "{user}");
+
     let bad = sb.chat("hi", &["-s", "nope"]);
     assert!(!bad.status.success());
     assert!(
