@@ -169,7 +169,10 @@ fn dash_s_preloads_skills_into_the_first_user_message() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(user.contains("# Commit messages") && user.ends_with("Write one."), "{user}");
+    assert!(
+        user.contains("# Commit messages") && user.ends_with("Write one."),
+        "{user}"
+    );
 
     let bad = sb.chat("hi", &["-s", "nope"]);
     assert!(!bad.status.success());
