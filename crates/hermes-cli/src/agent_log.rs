@@ -49,6 +49,8 @@ struct Rotating {
     max_bytes: u64,
     backups: usize,
     file: Option<File>,
+    /// Bytes in the file, read when it is opened and counted after (one stat, not one per line).
+    size: u64,
 }
 
 impl Rotating {
@@ -58,15 +60,20 @@ impl Rotating {
             max_bytes,
             backups,
             file: None,
+            size: 0,
         }
     }
 
     /// Appends one line; a log that cannot be written never stops the agent.
     fn write_line(&mut self, line: &str) {
-        let len = std::fs::metadata(&self.path).map_or(0, |m| m.len());
-        if len > 0 && len + line.len() as u64 > self.max_bytes {
+        if self.file.is_none() {
+            self.size = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        }
+        let needed = line.len() as u64 + 1;
+        if self.size > 0 && self.size + needed > self.max_bytes {
             self.file = None;
             self.rotate();
+            self.size = 0;
         }
         if self.file.is_none() {
             if let Some(dir) = self.path.parent() {
@@ -78,8 +85,10 @@ impl Rotating {
                 .open(&self.path)
                 .ok();
         }
-        if let Some(file) = self.file.as_mut() {
-            let _ = writeln!(file, "{line}");
+        if let Some(file) = self.file.as_mut()
+            && writeln!(file, "{line}").is_ok()
+        {
+            self.size += needed;
         }
     }
 

@@ -224,19 +224,15 @@ fn parse_timestamp(s: &str) -> Option<f64> {
             return None;
         }
     }
-    let days = days_from_civil(y, mo, d);
-    Some((days * 86_400 + h * 3_600 + mi * 60 + sec - offset_secs) as f64 + frac)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let at = UtcTime {
+        year: y,
+        month: u32::try_from(mo).ok()?,
+        day: u32::try_from(d).ok()?,
+        hour: u32::try_from(h).ok()?,
+        minute: u32::try_from(mi).ok()?,
+        second: u32::try_from(sec).ok()?,
+    };
+    Some((at.to_unix() - offset_secs) as f64 + frac)
 }
 
 /// `YYYY-MM-DD HH:MM` (UTC).

@@ -267,6 +267,7 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             drop(out);
             return resume_in_place(&id);
         }
+        // Handled above, before the database is opened.
         SessionsAction::Repair { .. } => {}
         SessionsAction::Rename { session_id, title } => {
             let id = resolve(&db, &session_id)?;

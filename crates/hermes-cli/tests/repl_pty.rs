@@ -474,13 +474,7 @@ fn a_skill_name_as_a_command_loads_the_skill_with_the_request() {
         return;
     }
     let sb = Sandbox::start();
-    let dir = sb.home.path().join("skills").join("deploy-check");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: deploy-check\ndescription: Checks a deployment before it ships.\n---\n\n# Deploy check\n\n1. Run the smoke tests first.\n",
-    )
-    .unwrap();
+    write_deploy_check_skill(&sb);
     sb.mock.push(Reply::text("checked"));
     let pane = Pane::start(&sb, "skillcmd", "chat");
     pane.wait_for(PROMPT);
@@ -662,13 +656,7 @@ fn skills_preloaded_with_s_ride_in_front_of_the_first_message_only() {
         return;
     }
     let sb = Sandbox::start();
-    let dir = sb.home.path().join("skills").join("deploy-check");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: deploy-check\ndescription: Checks a deployment.\n---\n\n1. Run the smoke tests first.\n",
-    )
-    .unwrap();
+    write_deploy_check_skill(&sb);
     sb.mock.push(Reply::text("first answer"));
     sb.mock.push(Reply::text("second answer"));
     let pane = Pane::start(&sb, "preload", "chat -s deploy-check");
@@ -688,4 +676,15 @@ fn skills_preloaded_with_s_ride_in_front_of_the_first_message_only() {
     );
     assert!(first.contains("1. Run the smoke tests first.") && first.ends_with("ship it"));
     assert_eq!(users[1]["content"], "and now?");
+}
+
+/// A user skill `deploy-check` in the sandbox's HERMES_HOME.
+fn write_deploy_check_skill(sb: &Sandbox) {
+    let dir = sb.home.path().join("skills").join("deploy-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: deploy-check\ndescription: Checks a deployment before it ships.\n---\n\n# Deploy check\n\n1. Run the smoke tests first.\n",
+    )
+    .unwrap();
 }

@@ -9,6 +9,7 @@ pub mod context_cache;
 mod env;
 mod home;
 pub mod memory;
+pub mod numfmt;
 pub mod session_db;
 pub mod skills;
 pub mod time;

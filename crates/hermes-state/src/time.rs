@@ -79,6 +79,22 @@ impl UtcTime {
         }
     }
 
+    /// Seconds since 1970-01-01 UTC; the inverse of [`from_unix`](Self::from_unix).
+    pub fn to_unix(&self) -> i64 {
+        // Howard Hinnant's civil-to-days algorithm.
+        let (m, d) = (i64::from(self.month), i64::from(self.day));
+        let y = if m <= 2 { self.year - 1 } else { self.year };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        days * 86_400
+            + i64::from(self.hour) * 3_600
+            + i64::from(self.minute) * 60
+            + i64::from(self.second)
+    }
+
     /// `YYYYMMDD_HHMMSS`, the prefix of session ids.
     pub fn compact(&self) -> String {
         format!(
@@ -121,6 +137,9 @@ mod tests {
     #[test]
     fn known_dates() {
         assert_eq!(UtcTime::from_unix(0).compact(), "19700101_000000");
+        for t in [0, 951_782_400, 1_795_322_096, -86_401] {
+            assert_eq!(UtcTime::from_unix(t).to_unix(), t);
+        }
         assert_eq!(
             UtcTime::from_unix(1_795_322_096).compact(),
             "20261122_043456"

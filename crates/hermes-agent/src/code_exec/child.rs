@@ -1,6 +1,7 @@
 //! The script's process: spawned in its own process group, its output captured
 //! with bounded memory, killed (the whole group) on timeout or interrupt.
 
+use hermes_state::numfmt::thousands;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::Stdio;
@@ -93,8 +94,8 @@ impl HeadTail {
             format!(
                 "{}\n\n... [OUTPUT TRUNCATED - {} bytes omitted out of {} total] ...\n\n{}",
                 String::from_utf8_lossy(&self.head),
-                thousands(omitted),
-                thousands(total),
+                thousands(omitted as u64),
+                thousands(total as u64),
                 String::from_utf8_lossy(&tail)
             )
         } else {
@@ -119,19 +120,6 @@ impl HeadTail {
         }
         (text, meta)
     }
-}
-
-/// `12345` → `12,345`, as Python's `{:,}`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Runs the script until it exits, times out or `cancel` fires.

@@ -237,7 +237,7 @@ fn looks_like_error(content: &str) -> bool {
 
 /// Keeps a head and a tail of an over-long summary (its outcome and its list
 /// of changed files tend to sit at the two ends) with a note on what was cut.
-fn trim_summary(summary: &str, cap: usize) -> String {
+pub(super) fn trim_summary(summary: &str, cap: usize) -> String {
     let total = summary.chars().count();
     if cap == 0 || total <= cap {
         return summary.to_owned();
@@ -254,9 +254,4 @@ fn trim_summary(summary: &str, cap: usize) -> String {
 
 fn seconds(d: Duration) -> f64 {
     (d.as_secs_f64() * 100.0).round() / 100.0
-}
-
-#[cfg(test)]
-pub(super) fn trim_summary_for_tests(summary: &str, cap: usize) -> String {
-    trim_summary(summary, cap)
 }

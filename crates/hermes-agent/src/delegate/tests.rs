@@ -177,12 +177,12 @@ async fn a_tool_at_the_depth_limit_refuses_with_the_reference_error() {
 #[test]
 fn long_summaries_keep_head_and_tail() {
     let summary = format!("{}{}", "h".repeat(900), "t".repeat(300));
-    let trimmed = run::trim_summary_for_tests(&summary, 400);
+    let trimmed = run::trim_summary(&summary, 400);
     assert!(trimmed.starts_with(&"h".repeat(300)));
     assert!(trimmed.ends_with(&"t".repeat(100)));
     assert!(trimmed.contains("800 characters of the subagent's summary omitted"));
-    assert_eq!(run::trim_summary_for_tests("short", 400), "short");
-    assert_eq!(run::trim_summary_for_tests(&summary, 0), summary);
+    assert_eq!(run::trim_summary("short", 400), "short");
+    assert_eq!(run::trim_summary(&summary, 0), summary);
 }
 
 #[test]

@@ -116,18 +116,7 @@ fn usd(v: f64) -> String {
     }
 }
 
-/// `12,345`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use hermes_state::numfmt::thousands;
 
 /// `1h 02m`, `3m 07s`, `12s`.
 pub fn duration(d: Duration) -> String {

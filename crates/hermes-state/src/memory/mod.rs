@@ -12,6 +12,7 @@
 pub mod fence;
 mod file;
 
+pub use crate::numfmt::thousands;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -329,26 +330,13 @@ pub fn usage_percent(current: usize, limit: usize) -> usize {
     (pct as usize).min(100)
 }
 
-/// An integer with `,` thousands separators (`2,200`).
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// `12% — 264/2,200 chars`: the usage figure shown to the model.
 pub fn usage_line(current: usize, limit: usize) -> String {
     format!(
         "{}% — {}/{} chars",
         usage_percent(current, limit),
-        thousands(current),
-        thousands(limit)
+        thousands(current as u64),
+        thousands(limit as u64)
     )
 }
 

@@ -276,22 +276,7 @@ impl SessionDb {
                 .collect::<Result<_, _>>()
                 .ctx(CTX)?;
             for id in &ids {
-                c.execute(
-                    "UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?1",
-                    [id],
-                )
-                .ctx(CTX)?;
-            }
-            for id in &ids {
-                c.execute("DELETE FROM messages WHERE session_id = ?1", [id])
-                    .ctx(CTX)?;
-                c.execute(
-                    "DELETE FROM session_model_usage WHERE session_id = ?1",
-                    [id],
-                )
-                .ctx(CTX)?;
-                c.execute("DELETE FROM sessions WHERE id = ?1", [id])
-                    .ctx(CTX)?;
+                super::sessions::remove_session_rows(c, id).ctx(CTX)?;
             }
             Ok(ids.len())
         })

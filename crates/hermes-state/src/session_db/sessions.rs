@@ -353,20 +353,7 @@ impl SessionDb {
                 return Ok(false);
             }
             delete_delegate_children(c, id).ctx(CTX)?;
-            c.execute(
-                "UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?1",
-                [id],
-            )
-            .ctx(CTX)?;
-            c.execute("DELETE FROM messages WHERE session_id = ?1", [id])
-                .ctx(CTX)?;
-            c.execute(
-                "DELETE FROM session_model_usage WHERE session_id = ?1",
-                [id],
-            )
-            .ctx(CTX)?;
-            c.execute("DELETE FROM sessions WHERE id = ?1", [id])
-                .ctx(CTX)?;
+            remove_session_rows(c, id).ctx(CTX)?;
             Ok(true)
         })
     }
@@ -384,6 +371,22 @@ impl SessionDb {
             ..super::SessionFilter::default()
         })
     }
+}
+
+/// Deletes one session's row, messages and usage rows; sessions that named it as
+/// their parent are detached (kept, with no parent).
+pub(crate) fn remove_session_rows(c: &Connection, id: &str) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?1",
+        [id],
+    )?;
+    c.execute("DELETE FROM messages WHERE session_id = ?1", [id])?;
+    c.execute(
+        "DELETE FROM session_model_usage WHERE session_id = ?1",
+        [id],
+    )?;
+    c.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
+    Ok(())
 }
 
 /// Whether `ancestor` is reached from `descendant` by walking compression-continuation edges.

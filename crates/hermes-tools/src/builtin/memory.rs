@@ -108,8 +108,8 @@ impl MemoryTool {
                 if char_count(&after) > limit {
                     let msg = format!(
                         "Memory is at {}/{} chars; this entry ({} chars) does not fit. Make room first: 'replace' overlapping entries with a shorter merged one or 'remove' stale ones (current_entries below), then add again, in this same turn.",
-                        thousands(current),
-                        thousands(limit),
+                        thousands(current as u64),
+                        thousands(limit as u64),
                         content.chars().count()
                     );
                     return (Step::Consolidate(over_budget(&msg, entries, limit)), false);
@@ -148,8 +148,8 @@ impl MemoryTool {
                 if total > limit {
                     let msg = format!(
                         "With this replacement memory would be at {}/{} chars. Shorten the new text or 'remove' other stale entries (current_entries below), then try again in this same turn.",
-                        thousands(total),
-                        thousands(limit)
+                        thousands(total as u64),
+                        thousands(limit as u64)
                     );
                     return (Step::Consolidate(over_budget(&msg, entries, limit)), false);
                 }
@@ -212,8 +212,8 @@ impl MemoryTool {
                     let msg = format!(
                         "After all {} operations memory would be at {}/{} chars, over the limit. Remove or shorten more entries in the same batch (current_entries below) and send it again.",
                         ops.len(),
-                        thousands(total),
-                        thousands(limit)
+                        thousands(total as u64),
+                        thousands(limit as u64)
                     );
                     return (Step::Consolidate(over_budget(&msg, entries, limit)), false);
                 }
@@ -391,7 +391,7 @@ fn over_budget(msg: &str, entries: &[String], limit: usize) -> Value {
         "success": false,
         "error": msg,
         "current_entries": entries,
-        "usage": format!("{}/{}", thousands(char_count(entries)), thousands(limit)),
+        "usage": format!("{}/{}", thousands(char_count(entries) as u64), thousands(limit as u64)),
     })
 }
 
