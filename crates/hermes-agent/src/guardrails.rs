@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use hermes_llm::redact::redact_terminal_output;
 use hermes_protocol::Event;
+use hermes_state::settings::GuardrailsSection;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -74,84 +75,53 @@ impl Default for GuardrailConfig {
 }
 
 impl GuardrailConfig {
-    /// Reads the `tool_loop_guardrails` section; missing or invalid keys keep defaults.
-    pub fn from_value(section: Option<&Value>) -> Self {
+    /// Applies the `tool_loop_guardrails` section over the defaults: nested
+    /// `warn_after`/`hard_stop_after` groups win over the flat keys; counts below one are ignored.
+    pub fn from_section(section: &GuardrailsSection) -> Self {
         let d = Self::default();
-        let Some(section) = section.filter(|v| v.is_object()) else {
-            return d;
+        let count = |nested: Option<f64>, flat: Option<f64>, default: u32| {
+            [nested, flat]
+                .into_iter()
+                .flatten()
+                .find(|n| n.fract() == 0.0 && *n >= 1.0)
+                .map_or(default, |n| u32::try_from(n as u64).unwrap_or(u32::MAX))
         };
-        let warn = section.get("warn_after");
-        let stop = section.get("hard_stop_after");
-        let count = |group: Option<&Value>, key: &str, flat: &str, default: u32| {
-            group
-                .and_then(|g| g.get(key))
-                .and_then(positive)
-                .or_else(|| section.get(flat).and_then(positive))
-                .unwrap_or(default)
-        };
+        let (warn, stop) = (&section.warn_after, &section.hard_stop_after);
         Self {
-            warnings_enabled: flag(section.get("warnings_enabled"), d.warnings_enabled),
-            hard_stop_enabled: flag(section.get("hard_stop_enabled"), d.hard_stop_enabled),
+            warnings_enabled: section.warnings_enabled.unwrap_or(d.warnings_enabled),
+            hard_stop_enabled: section.hard_stop_enabled.unwrap_or(d.hard_stop_enabled),
             exact_failure_warn_after: count(
-                warn,
-                "exact_failure",
-                "exact_failure_warn_after",
+                warn.exact_failure,
+                section.exact_failure_warn_after,
                 d.exact_failure_warn_after,
             ),
             same_tool_failure_warn_after: count(
-                warn,
-                "same_tool_failure",
-                "same_tool_failure_warn_after",
+                warn.same_tool_failure,
+                section.same_tool_failure_warn_after,
                 d.same_tool_failure_warn_after,
             ),
             no_progress_warn_after: count(
-                warn,
-                "idempotent_no_progress",
-                "no_progress_warn_after",
+                warn.idempotent_no_progress,
+                section.no_progress_warn_after,
                 d.no_progress_warn_after,
             ),
             exact_failure_block_after: count(
-                stop,
-                "exact_failure",
-                "exact_failure_block_after",
+                stop.exact_failure,
+                section.exact_failure_block_after,
                 d.exact_failure_block_after,
             ),
             same_tool_failure_halt_after: count(
-                stop,
-                "same_tool_failure",
-                "same_tool_failure_halt_after",
+                stop.same_tool_failure,
+                section.same_tool_failure_halt_after,
                 d.same_tool_failure_halt_after,
             ),
             no_progress_block_after: count(
-                stop,
-                "idempotent_no_progress",
-                "no_progress_block_after",
+                stop.idempotent_no_progress,
+                section.no_progress_block_after,
                 d.no_progress_block_after,
             ),
         }
     }
-}
-
-fn flag(value: Option<&Value>, default: bool) -> bool {
-    match value {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" | "enabled" => true,
-            "0" | "false" | "no" | "off" | "disabled" => false,
-            _ => default,
-        },
-        _ => default,
-    }
-}
-
-fn positive(value: &Value) -> Option<u32> {
-    let n = match value {
-        Value::Number(n) => n.as_i64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }?;
-    u32::try_from(n).ok().filter(|n| *n >= 1)
 }
 
 /// What to do about a call.

@@ -166,7 +166,7 @@ fn warnings_can_be_disabled() {
 #[test]
 fn config_from_yaml_section() {
     assert_eq!(
-        GuardrailConfig::from_value(None),
+        GuardrailConfig::from_section(&Default::default()),
         GuardrailConfig::default()
     );
     let section = json!({
@@ -176,7 +176,12 @@ fn config_from_yaml_section() {
         "hard_stop_after": {"exact_failure": 6},
         "same_tool_failure_halt_after": 9,
     });
-    let c = GuardrailConfig::from_value(Some(&section));
+    let c = GuardrailConfig::from_section(
+        &hermes_state::settings::Sections::from_tree(
+            &serde_json::json!({"tool_loop_guardrails": section}),
+        )
+        .tool_loop_guardrails,
+    );
     assert!(c.hard_stop_enabled && c.warnings_enabled);
     assert_eq!(c.exact_failure_warn_after, 3);
     assert_eq!(c.same_tool_failure_warn_after, 4);
@@ -185,7 +190,10 @@ fn config_from_yaml_section() {
     assert_eq!(c.same_tool_failure_halt_after, 9);
     assert_eq!(c.no_progress_block_after, 5);
     assert_eq!(
-        GuardrailConfig::from_value(Some(&json!("on"))),
+        GuardrailConfig::from_section(
+            &hermes_state::settings::Sections::from_tree(&json!({"tool_loop_guardrails": "on"}))
+                .tool_loop_guardrails
+        ),
         GuardrailConfig::default()
     );
 }

@@ -14,17 +14,24 @@ pub mod guardrails;
 pub mod overflow;
 pub mod plan;
 pub mod prompt;
+pub mod recovery;
 pub mod repair;
 mod resilience;
 pub mod steer;
+pub mod step;
 mod store;
+pub mod timing;
 pub mod wire;
 
-pub use agent::{Agent, AgentError, AgentOptions, SUMMARY_REQUEST, TurnResult};
+pub use agent::{
+    Agent, AgentBuilder, AgentError, AgentOptions, ModelSwitch, SUMMARY_REQUEST, TurnResult,
+};
 pub use guardrails::GuardrailConfig;
-pub use resilience::{RetryPolicy, Route};
+pub use recovery::RetryPolicy;
+pub use resilience::Route;
 pub use steer::SteerHandle;
 pub use store::{LimitStore, MessageStore};
+pub use timing::{SystemTiming, Timing};
 
 /// Where the agent sends its events.
 pub type EventSink = tokio::sync::mpsc::UnboundedSender<hermes_protocol::Event>;

@@ -1,31 +1,9 @@
-//! Surviving provider failures: retry with jittered backoff, then fall back
-//! through other providers. Decisions read only the classifier's flags.
+//! Routes (a provider and a model) and the size estimate the classifier's
+//! "large session" heuristics use.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use hermes_llm::Provider;
-
-/// Retry settings (`agent.api_max_retries` and the backoff curve).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RetryPolicy {
-    /// Retries of one call before giving up on a provider.
-    pub max_retries: u32,
-    /// Delay before the first retry (doubles each time).
-    pub base_delay: Duration,
-    /// Longest delay, also the cap on a provider's `Retry-After`.
-    pub max_delay: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            max_retries: 3,
-            base_delay: Duration::from_secs(5),
-            max_delay: Duration::from_secs(120),
-        }
-    }
-}
 
 /// A provider and the model to ask it for.
 #[derive(Clone)]

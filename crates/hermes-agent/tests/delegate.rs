@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use hermes_agent::delegate::{ChildSpec, DelegateTool, DelegationSettings, SubagentFactory};
-use hermes_agent::{Agent, AgentOptions};
+use hermes_agent::{Agent, AgentBuilder, AgentOptions};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider};
 use hermes_mock::{MockServer, Reply};
 use hermes_protocol::{Event, ToolOutcome, ToolSchema, TurnEnd};
@@ -58,11 +58,18 @@ impl SubagentFactory for Factory {
             spec.tools,
             spec.max_turns,
             Some(spec.system_prompt),
-        ))
+        )
+        .approvals(spec.approvals)
+        .build())
     }
 }
 
-fn agent_with(base_url: &str, tools: Registry, max_turns: u32, prompt: Option<String>) -> Agent {
+fn agent_with(
+    base_url: &str,
+    tools: Registry,
+    max_turns: u32,
+    prompt: Option<String>,
+) -> AgentBuilder {
     let provider =
         ChatCompletionsProvider::new("custom", ChatCompletionsConfig::new(base_url.to_owned()))
             .unwrap();
@@ -75,7 +82,7 @@ fn agent_with(base_url: &str, tools: Registry, max_turns: u32, prompt: Option<St
         session_id: "parent-session".into(),
         homes: Default::default(),
     };
-    Agent::new(Arc::new(provider), tools, options, prompt, Vec::new())
+    Agent::builder(Arc::new(provider), tools, options).system_prompt(prompt)
 }
 
 fn parent(mock: &MockServer, settings: DelegationSettings) -> (Agent, Arc<Factory>) {
@@ -87,7 +94,7 @@ fn parent(mock: &MockServer, settings: DelegationSettings) -> (Agent, Arc<Factor
     tools.register(Arc::new(Wait));
     tools.register(Arc::new(DelegateTool::new(settings, factory.clone())));
     (
-        agent_with(&mock.base_url(), tools, 10, Some("parent".into())),
+        agent_with(&mock.base_url(), tools, 10, Some("parent".into())).build(),
         factory,
     )
 }

@@ -51,7 +51,7 @@ impl Tool for FailingTerminal {
     }
 }
 
-fn agent(mock: &MockServer, runs: Arc<AtomicUsize>) -> Agent {
+fn agent(mock: &MockServer, runs: Arc<AtomicUsize>, guardrails: GuardrailConfig) -> Agent {
     let provider =
         ChatCompletionsProvider::new("custom", ChatCompletionsConfig::new(mock.base_url()))
             .unwrap();
@@ -66,13 +66,10 @@ fn agent(mock: &MockServer, runs: Arc<AtomicUsize>) -> Agent {
         session_id: "test".into(),
         homes: Default::default(),
     };
-    Agent::new(
-        Arc::new(provider),
-        tools,
-        options,
-        Some("system".into()),
-        Vec::new(),
-    )
+    Agent::builder(Arc::new(provider), tools, options)
+        .system_prompt(Some("system".into()))
+        .guardrails(guardrails)
+        .build()
 }
 
 fn script_repeats(mock: &MockServer, n: usize) {
@@ -105,7 +102,7 @@ async fn repeated_failing_call_gets_a_warning_by_default() {
     script_repeats(&mock, 3);
     mock.push(Reply::text("giving up"));
     let runs = Arc::new(AtomicUsize::new(0));
-    let mut agent = agent(&mock, runs.clone());
+    let mut agent = agent(&mock, runs.clone(), GuardrailConfig::default());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let result = agent
         .run_turn("build it", &tx, &CancellationToken::new())
@@ -151,11 +148,14 @@ async fn hard_stop_blocks_the_sixth_identical_failure_and_ends_the_turn() {
     let mock = MockServer::start();
     script_repeats(&mock, 6);
     let runs = Arc::new(AtomicUsize::new(0));
-    let mut agent = agent(&mock, runs.clone());
-    agent.set_guardrails(GuardrailConfig {
-        hard_stop_enabled: true,
-        ..GuardrailConfig::default()
-    });
+    let mut agent = agent(
+        &mock,
+        runs.clone(),
+        GuardrailConfig {
+            hard_stop_enabled: true,
+            ..GuardrailConfig::default()
+        },
+    );
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let result = agent
         .run_turn("build it", &tx, &CancellationToken::new())

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use hermes_agent::{Agent, AgentOptions, MessageStore};
+use hermes_agent::{Agent, AgentBuilder, AgentOptions, MessageStore, ModelSwitch};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider};
 use hermes_mock::{MockServer, Reply};
 use hermes_protocol::{Message, Role, Usage};
@@ -41,6 +41,10 @@ fn provider(mock: &MockServer) -> Arc<ChatCompletionsProvider> {
 }
 
 fn agent(mock: &MockServer) -> Agent {
+    builder(mock).build()
+}
+
+fn builder(mock: &MockServer) -> AgentBuilder {
     let options = AgentOptions {
         model: "mock-model".into(),
         max_turns: 5,
@@ -50,13 +54,7 @@ fn agent(mock: &MockServer) -> Agent {
         session_id: "s1".into(),
         homes: Default::default(),
     };
-    Agent::new(
-        provider(mock),
-        Registry::new(),
-        options,
-        Some("system".into()),
-        Vec::new(),
-    )
+    Agent::builder(provider(mock), Registry::new(), options).system_prompt(Some("system".into()))
 }
 
 async fn turn(agent: &mut Agent, text: &str) {
@@ -71,9 +69,8 @@ async fn turn(agent: &mut Agent, text: &str) {
 async fn undo_drops_the_last_user_turn_and_rewinds_the_store() {
     let mock = MockServer::start();
     mock.push_all([Reply::text("a1"), Reply::text("a2"), Reply::text("a3")]);
-    let mut agent = agent(&mock);
     let store = Recorder::default();
-    agent.set_store(Box::new(store.clone()));
+    let mut agent = builder(&mock).store(Box::new(store.clone())).build();
     turn(&mut agent, "q1").await;
     turn(&mut agent, "q2").await;
     let undone = agent.undo_turns(1).unwrap();
@@ -100,7 +97,7 @@ async fn new_session_resume_and_model_switch() {
     mock.push_all([Reply::text("a1"), Reply::text("a2")]);
     let mut agent = agent(&mock);
     turn(&mut agent, "q1").await;
-    agent.start_new_session("s2".into());
+    agent.start_new_session("s2".into(), None);
     assert_eq!(agent.options().session_id, "s2");
     assert_eq!(agent.messages().len(), 1);
     assert_eq!(agent.messages()[0].role, Role::System);
@@ -109,12 +106,19 @@ async fn new_session_resume_and_model_switch() {
         "old".into(),
         Some("stored prompt".into()),
         vec![Message::user("earlier"), Message::assistant("reply")],
+        None,
     );
     assert_eq!(agent.options().session_id, "old");
     assert_eq!(agent.messages()[0].text(), "stored prompt");
     assert_eq!(agent.messages().len(), 3);
 
-    agent.set_primary_route(provider(&mock), "other-model");
+    agent.switch_model(ModelSwitch {
+        provider: provider(&mock),
+        model: "other-model".into(),
+        context_length: None,
+        limits: None,
+        store: None,
+    });
     assert_eq!(agent.options().model, "other-model");
     assert_eq!(agent.active_route().model, "other-model");
     turn(&mut agent, "q2").await;

@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 
 use hermes_agent::compress::{SUMMARY_PREFIX, SYSTEM_NOTE};
-use hermes_agent::{Agent, AgentError, AgentOptions, LimitStore, MessageStore};
+use hermes_agent::{Agent, AgentBuilder, AgentError, AgentOptions, LimitStore, MessageStore};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider};
 use hermes_mock::{MockServer, Reply, check_conversation};
 use hermes_protocol::{Event, Message, Usage};
@@ -77,7 +77,12 @@ fn provider(mock: &MockServer) -> Arc<ChatCompletionsProvider> {
     )
 }
 
-fn agent_with(mock: &MockServer, past: Vec<Message>, tools: Registry) -> (Agent, Remembered) {
+fn agent_with(
+    mock: &MockServer,
+    past: Vec<Message>,
+    tools: Registry,
+    tune: impl FnOnce(AgentBuilder) -> AgentBuilder,
+) -> (Agent, Remembered) {
     let options = AgentOptions {
         model: "small-model".into(),
         max_turns: 5,
@@ -87,18 +92,28 @@ fn agent_with(mock: &MockServer, past: Vec<Message>, tools: Registry) -> (Agent,
         session_id: "parent".into(),
         homes: Default::default(),
     };
-    let mut a = Agent::new(provider(mock), tools, options, Some("sys".into()), past);
-    a.set_context_length(128_000);
     let remembered = Remembered::default();
-    a.set_limit_store(Box::new(remembered.clone()));
-    (a, remembered)
+    let builder = Agent::builder(provider(mock), tools, options)
+        .system_prompt(Some("sys".into()))
+        .history(past)
+        .context_length(Some(128_000))
+        .limit_store(Box::new(remembered.clone()));
+    (tune(builder).build(), remembered)
 }
 
 fn agent(mock: &MockServer, past: Vec<Message>) -> (Agent, Remembered) {
+    agent_tuned(mock, past, |b| b)
+}
+
+fn agent_tuned(
+    mock: &MockServer,
+    past: Vec<Message>,
+    tune: impl FnOnce(AgentBuilder) -> AgentBuilder,
+) -> (Agent, Remembered) {
     let tools = Registry::with_builtins()
         .filtered(&["terminal".to_owned()])
         .unwrap();
-    agent_with(mock, past, tools)
+    agent_with(mock, past, tools, tune)
 }
 
 fn statuses(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Vec<String> {
@@ -193,11 +208,12 @@ async fn a_long_session_is_compressed_before_the_call_into_a_child_session() {
     );
     let mut tools = Registry::new();
     tools.register(Arc::new(todo));
-    let (mut a, _) = agent_with(&mock, history(40), tools);
-    // 32K window: compression triggers at 85 % of it.
-    a.set_context_length(8_000);
     let sessions = Sessions::default();
-    a.set_store(Box::new(sessions.clone()));
+    // 32K window: compression triggers at 85 % of it.
+    let (mut a, _) = agent_with(&mock, history(40), tools, |b| {
+        b.context_length(Some(8_000))
+            .store(Box::new(sessions.clone()))
+    });
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let r = a
         .run_turn("now fix the build", &tx, &CancellationToken::new())
@@ -242,9 +258,10 @@ async fn a_failing_summarizer_falls_back_to_the_main_model_then_to_a_local_summa
     aux_mock.push(Reply::error(500, r#"{"error":{"message":"aux down"}}"#));
     let mock = MockServer::start();
     mock.push_all([Reply::text(SUMMARY), Reply::text("done")]);
-    let (mut a, _) = agent(&mock, history(40));
-    a.set_context_length(8_000);
-    a.set_auxiliary(provider(&aux_mock), "cheap-model");
+    let (mut a, _) = agent_tuned(&mock, history(40), |b| {
+        b.context_length(Some(8_000))
+            .auxiliary(provider(&aux_mock), "cheap-model")
+    });
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     a.run_turn("go", &tx, &CancellationToken::new())
         .await
@@ -264,8 +281,7 @@ async fn a_failing_summarizer_falls_back_to_the_main_model_then_to_a_local_summa
         Reply::error(500, r#"{"error":{"message":"down"}}"#),
         Reply::text("done anyway"),
     ]);
-    let (mut a, _) = agent(&mock, history(40));
-    a.set_context_length(8_000);
+    let (mut a, _) = agent_tuned(&mock, history(40), |b| b.context_length(Some(8_000)));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let r = a
         .run_turn("go", &tx, &CancellationToken::new())

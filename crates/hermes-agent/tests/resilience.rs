@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hermes_agent::{Agent, AgentOptions, RetryPolicy};
+use hermes_agent::{Agent, AgentBuilder, AgentOptions, RetryPolicy};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError};
 use hermes_mock::{MockServer, Reply};
 use hermes_protocol::{Event, Role};
@@ -20,6 +20,10 @@ fn provider(mock: &MockServer) -> Arc<ChatCompletionsProvider> {
 }
 
 fn agent(mock: &MockServer) -> Agent {
+    builder(mock).build()
+}
+
+fn builder(mock: &MockServer) -> AgentBuilder {
     let options = AgentOptions {
         model: "primary-model".into(),
         max_turns: 10,
@@ -32,19 +36,14 @@ fn agent(mock: &MockServer) -> Agent {
     let tools = Registry::with_builtins()
         .filtered(&["terminal".to_owned()])
         .unwrap();
-    let mut a = Agent::new(
-        provider(mock),
-        tools,
-        options,
-        Some("sys".into()),
-        Vec::new(),
-    );
-    a.set_retry_policy(RetryPolicy {
-        max_retries: 3,
-        base_delay: Duration::from_millis(10),
-        max_delay: Duration::from_millis(200),
-    });
-    a
+    Agent::builder(provider(mock), tools, options)
+        .system_prompt(Some("sys".into()))
+        .retry_policy(RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(200),
+            ..RetryPolicy::default()
+        })
 }
 
 fn statuses(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Vec<String> {
@@ -95,8 +94,9 @@ async fn payment_required_falls_back_to_the_next_provider() {
     let backup = MockServer::start();
     primary.push(Reply::error(402, r#"{"error":{"message":"Insufficient credits. Add more at https://openrouter.ai/credits"}}"#));
     backup.push(Reply::text("answered by the backup"));
-    let mut a = agent(&primary);
-    a.add_fallback(provider(&backup), "backup-model");
+    let mut a = builder(&primary)
+        .fallback(provider(&backup), "backup-model")
+        .build();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let r = a
         .run_turn("hi", &tx, &CancellationToken::new())
@@ -139,8 +139,9 @@ async fn retries_exhausted_then_fallback_then_clear_failure() {
             r#"{"error":{"message":"internal error"}}"#,
         ));
     }
-    let mut a = agent(&primary);
-    a.add_fallback(provider(&backup), "backup-model");
+    let mut a = builder(&primary)
+        .fallback(provider(&backup), "backup-model")
+        .build();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let err = a
         .run_turn("hi", &tx, &CancellationToken::new())
@@ -207,12 +208,14 @@ async fn an_interrupt_during_backoff_stops_at_once() {
         Reply::error(429, r#"{"error":{"message":"rate limited"}}"#)
             .with_header("retry-after", "60"),
     );
-    let mut a = agent(&mock);
-    a.set_retry_policy(RetryPolicy {
-        max_retries: 3,
-        base_delay: Duration::from_secs(60),
-        max_delay: Duration::from_secs(120),
-    });
+    let mut a = builder(&mock)
+        .retry_policy(RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_secs(60),
+            max_delay: Duration::from_secs(120),
+            ..RetryPolicy::default()
+        })
+        .build();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -273,7 +276,7 @@ async fn a_401_rotates_to_the_next_pooled_key() {
         session_id: "t".into(),
         homes: Default::default(),
     };
-    let mut a = Agent::new(Arc::new(pooled), Registry::new(), options, None, Vec::new());
+    let mut a = Agent::builder(Arc::new(pooled), Registry::new(), options).build();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let r = a
         .run_turn("hi", &tx, &CancellationToken::new())

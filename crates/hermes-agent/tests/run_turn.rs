@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use hermes_agent::{Agent, AgentError, AgentOptions};
+use hermes_agent::{Agent, AgentBuilder, AgentError, AgentOptions};
 use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider};
 use hermes_mock::{MockServer, Reply};
 use hermes_protocol::{Event, Role, ToolSchema, TurnEnd};
@@ -52,6 +52,10 @@ impl Tool for Sleepy {
 }
 
 fn agent(mock: &MockServer, max_turns: u32) -> Agent {
+    builder(mock, max_turns).build()
+}
+
+fn builder(mock: &MockServer, max_turns: u32) -> AgentBuilder {
     let provider =
         ChatCompletionsProvider::new("custom", ChatCompletionsConfig::new(mock.base_url()))
             .unwrap();
@@ -73,13 +77,7 @@ fn agent(mock: &MockServer, max_turns: u32) -> Agent {
         session_id: "test".into(),
         homes: Default::default(),
     };
-    Agent::new(
-        Arc::new(provider),
-        tools,
-        options,
-        Some("system".into()),
-        Vec::new(),
-    )
+    Agent::builder(Arc::new(provider), tools, options).system_prompt(Some("system".into()))
 }
 
 /// Call ids in the order their tools finished.
@@ -255,9 +253,8 @@ async fn the_store_sees_every_message_and_every_call() {
     let mock = MockServer::start();
     mock.push(Reply::tool_call("c1", "sleepy", r#"{"ms": 1}"#));
     mock.push(Reply::text("fin"));
-    let mut agent = agent(&mock, 10);
     let recorder = Recorder::default();
-    agent.set_store(Box::new(recorder.clone()));
+    let mut agent = builder(&mock, 10).store(Box::new(recorder.clone())).build();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     agent
         .run_turn("go", &tx, &CancellationToken::new())
@@ -287,8 +284,7 @@ impl hermes_agent::MessageStore for Broken {
 async fn a_failing_store_warns_but_does_not_break_the_turn() {
     let mock = MockServer::start();
     mock.push(Reply::text("still answered"));
-    let mut agent = agent(&mock, 10);
-    agent.set_store(Box::new(Broken));
+    let mut agent = builder(&mock, 10).store(Box::new(Broken)).build();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let result = agent
         .run_turn("go", &tx, &CancellationToken::new())
@@ -413,13 +409,13 @@ async fn a_round_of_only_execute_code_is_refunded_to_the_budget() {
         name: "execute_code",
         class: ParallelClass::Exclusive,
     }));
-    let mut agent = Agent::new(
+    let mut agent = Agent::builder(
         agent.active_route().provider.clone(),
         tools,
         agent.options().clone(),
-        Some("system".into()),
-        Vec::new(),
-    );
+    )
+    .system_prompt(Some("system".into()))
+    .build();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let scripted = agent
         .run_turn("script it", &tx, &CancellationToken::new())

@@ -128,22 +128,20 @@ pub(crate) struct LogSettings {
 impl LogSettings {
     /// Reads the settings; logs go to `home`'s `logs/`.
     pub(crate) fn from_config(home: &HermesHome, config: &Config) -> Self {
-        let level = config
-            .get("logging.level")
-            .and_then(serde_json::Value::as_str)
+        let logging = &config.sections.logging;
+        let level = logging
+            .level
+            .as_deref()
             .and_then(Level::parse)
             .unwrap_or(Level::Info);
-        let number = |key: &str, default: u64| {
-            config
-                .get(key)
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(default)
+        let count = |n: Option<f64>, default: u64| {
+            hermes_state::settings::lenient::count(n).unwrap_or(default)
         };
         Self {
             dir: home.logs_dir(),
             level,
-            max_bytes: number("logging.max_size_mb", 5).max(1) * 1024 * 1024,
-            backups: usize::try_from(number("logging.backup_count", 3)).unwrap_or(3),
+            max_bytes: count(logging.max_size_mb, 5).max(1) * 1024 * 1024,
+            backups: usize::try_from(count(logging.backup_count, 3)).unwrap_or(3),
         }
     }
 
@@ -249,7 +247,25 @@ fn describe(event: &Event) -> Option<(Level, String, String)> {
             let (level, logger, message) = describe(inner)?;
             (level, format!("{logger}.{origin}"), message)
         }
-        Event::TextDelta { .. } | Event::ReasoningDelta { .. } | Event::MessageAppended { .. } => {
+        Event::ApprovalRequested {
+            command, reason, ..
+        } => (
+            Level::Info,
+            "approval".into(),
+            format!("asked to approve ({reason}): {}", clip(command, 300)),
+        ),
+        Event::TextDelta { .. }
+        | Event::ReasoningDelta { .. }
+        | Event::MessageAppended { .. }
+        | Event::ClarifyRequested { .. }
+        | Event::SteerUnused { .. }
+        | Event::QuestionClosed { .. }
+        | Event::SessionChanged { .. }
+        | Event::Undone { .. }
+        | Event::ModelChanged { .. }
+        | Event::Compressed { .. }
+        | Event::Ack
+        | Event::ShutdownComplete => {
             return None;
         }
     })

@@ -1,17 +1,15 @@
-//! The REPL's answer to the `clarify` tool: a selection list on the terminal
-//! (↑/↓ or k/j move, Enter or a digit picks, an "Other" row for free text,
-//! Esc or Ctrl+C cancels), or a numbered list and one typed line when the
-//! output is not a terminal. Unanswered questions time out after
-//! `clarify.timeout` seconds (default 120) and the model decides itself.
+//! The REPL's answer to the `clarify` tool's questions: a selection list on
+//! the terminal (↑/↓ or k/j move, Enter or a digit picks, an "Other" row for
+//! free text, Esc or Ctrl+C cancels), or a numbered list and one typed line
+//! when the output is not a terminal. The session times unanswered questions
+//! out after `clarify.timeout` (the model then decides itself); the list
+//! gives up at the same moment.
 
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use hermes_state::Config;
-use hermes_tools::Clarifier;
 use nix::sys::termios;
 
 use crate::terminal_keys::{End, Key, Keys, RawMode, erase};
@@ -19,71 +17,32 @@ use crate::terminal_keys::{End, Key, Keys, RawMode, erase};
 /// The row added under the model's choices.
 pub(crate) const OTHER: &str = "Other (type your answer)";
 
-/// What the tool returns when nobody answered in time (the reference's words).
-pub(crate) const TIMEOUT_TEXT: &str = "The user did not provide a response within the time limit. \
-     Use your best judgement to make the choice and proceed.";
-
-/// Seconds to wait for an answer when `clarify.timeout` is unset.
-const DEFAULT_TIMEOUT_SECS: u64 = 120;
-
-/// Lets the REPL's agent ask clarifying questions on this terminal.
-pub(crate) fn install(agent: &mut hermes_agent::Agent, config: &Config) {
-    agent.set_clarifier(Arc::new(TerminalClarifier::from_config(config)));
+/// What came of a question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// The chosen choice or the typed text.
+    Text(String),
+    /// The user declined (Esc, Ctrl+C, end of input).
+    Declined,
+    /// Nothing to send: it timed out (the session answers itself) or the turn ended.
+    Nothing,
 }
 
-/// Asks `clarify` questions on the terminal the REPL runs in.
-#[derive(Debug, Clone)]
-pub(crate) struct TerminalClarifier {
-    timeout: Duration,
+/// Whether a question is still open, as the session tells it.
+#[derive(Debug, Default)]
+pub(crate) struct Open {
+    /// The turn ended or the session stopped waiting.
+    pub(crate) closed: AtomicBool,
+    /// The session's wait expired (the model decides itself).
+    pub(crate) expired: AtomicBool,
 }
 
-impl TerminalClarifier {
-    /// Reads `clarify.timeout` (seconds; a number or a numeric string).
-    pub(crate) fn from_config(config: &Config) -> Self {
-        let secs = config
-            .get("clarify.timeout")
-            .and_then(|v| {
-                v.as_u64()
-                    .or_else(|| v.as_f64().map(|f| f.max(0.0) as u64))
-                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            })
-            .filter(|secs| *secs > 0)
-            .unwrap_or(DEFAULT_TIMEOUT_SECS);
-        Self {
-            timeout: Duration::from_secs(secs),
-        }
-    }
-}
-
-/// Sets the flag when the asking future is dropped (the turn was interrupted),
-/// so the blocking prompt gives the terminal back.
-struct SetOnDrop(Arc<AtomicBool>);
-
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
-impl Clarifier for TerminalClarifier {
-    fn ask<'a>(
-        &'a self,
-        question: &'a str,
-        choices: &'a [String],
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send + 'a>>
-    {
-        let question = question.to_owned();
-        let choices = choices.to_vec();
-        let timeout = self.timeout;
-        Box::pin(async move {
-            let abandoned = Arc::new(AtomicBool::new(false));
-            let _guard = SetOnDrop(abandoned.clone());
-            tokio::task::spawn_blocking(move || {
-                ask_blocking(&question, &choices, timeout, &abandoned)
-            })
-            .await
-            .map_err(|e| format!("the prompt failed: {e}"))?
-        })
+/// Asks on the terminal until answered, `timeout` passes or the session closes it.
+pub(crate) fn ask(question: &str, choices: &[String], timeout: Duration, open: &Open) -> Answered {
+    match ask_blocking(question, choices, timeout, open) {
+        Ok(text) => Answered::Text(text),
+        Err(End::Cancelled | End::Closed) => Answered::Declined,
+        Err(End::TimedOut | End::Abandoned) => Answered::Nothing,
     }
 }
 
@@ -91,8 +50,9 @@ fn ask_blocking(
     question: &str,
     choices: &[String],
     timeout: Duration,
-    abandoned: &AtomicBool,
-) -> Result<String, String> {
+    open: &Open,
+) -> Result<String, End> {
+    let abandoned = &open.closed;
     let _input = crate::terminal_input::InputClaim::take();
     let stdin = std::io::stdin();
     let fd = stdin.as_fd();
@@ -114,6 +74,12 @@ fn ask_blocking(
             outcome
         }
         None => ask_plainly(&mut keys, &mut err, question, choices),
+    };
+    let outcome = match outcome {
+        Err(End::Abandoned) if open.expired.load(std::sync::atomic::Ordering::SeqCst) => {
+            Err(End::TimedOut)
+        }
+        other => other,
     };
     let dim = |s: &str| {
         if color && tty {
@@ -144,11 +110,9 @@ fn ask_blocking(
                     "(clarify timed out after {secs}s — agent will decide)"
                 ))
             );
-            Ok(TIMEOUT_TEXT.to_owned())
+            Err(End::TimedOut)
         }
-        Err(End::Cancelled) => Err("cancelled by the user".to_owned()),
-        Err(End::Abandoned) => Err("the turn was interrupted".to_owned()),
-        Err(End::Closed) => Err("the input closed".to_owned()),
+        Err(end) => Err(end),
     }
 }
 

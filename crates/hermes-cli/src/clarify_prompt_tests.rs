@@ -54,25 +54,3 @@ fn clarify_keys_decode() {
     assert_eq!(decode(&"é".as_bytes()[..1]), None);
     assert_eq!(decode(b""), None);
 }
-
-#[test]
-fn clarify_timeout_comes_from_config() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = |yaml: &str| {
-        let path = dir.path().join("config.yaml");
-        std::fs::write(&path, yaml).unwrap();
-        Config::load(&path, &hermes_state::Env::default()).unwrap()
-    };
-    assert_eq!(
-        TerminalClarifier::from_config(&config("{}")).timeout,
-        Duration::from_secs(120)
-    );
-    assert_eq!(
-        TerminalClarifier::from_config(&config("clarify:\n  timeout: 5\n")).timeout,
-        Duration::from_secs(5)
-    );
-    assert_eq!(
-        TerminalClarifier::from_config(&config("clarify:\n  timeout: \"7\"\n")).timeout,
-        Duration::from_secs(7)
-    );
-}

@@ -13,8 +13,7 @@ use hermes_state::HermesHome;
 use hermes_state::config_edit::update_config_file;
 
 use crate::args::RunArgs;
-use crate::runtime::{Runtime, SetupError};
-use crate::setup::Setup;
+use hermes_session::{Endpoint, Services, Setup, SetupError};
 
 /// `hermes model` arguments.
 #[derive(Debug, Args)]
@@ -48,7 +47,7 @@ enum ModelAction {
 
 /// Runs a `hermes model` action; `flags` carries the global `--provider` / `-m`.
 pub async fn run(args: ModelArgs, flags: &RunArgs) -> Result<ExitCode> {
-    let setup = Setup::load(flags.ignore_user_config)?;
+    let setup = crate::chat::load_setup(flags)?;
     match args.action.unwrap_or(ModelAction::Show) {
         ModelAction::Show => show(&setup, flags),
         ModelAction::List => list(&setup, flags).await,
@@ -66,20 +65,11 @@ pub async fn run(args: ModelArgs, flags: &RunArgs) -> Result<ExitCode> {
     }
 }
 
-/// The runtime in use, or the offline fallback when nothing is configured.
-fn current(setup: &Setup, flags: &RunArgs) -> Result<(Runtime, bool)> {
-    match setup.runtime(flags.provider.as_deref(), flags.model.as_deref()) {
+/// The endpoint in use, or the offline fallback when nothing is configured.
+fn current(setup: &Setup, flags: &RunArgs) -> Result<(Endpoint, bool)> {
+    match setup.endpoint(flags.provider.as_deref(), flags.model.as_deref()) {
         Ok(rt) => Ok((rt, false)),
-        Err(SetupError::NoProvider { .. }) => Ok((
-            Runtime {
-                provider: "local".into(),
-                base_url: String::new(),
-                api_key: None,
-                model: None,
-                api_mode: hermes_llm::api_mode::ApiMode::ChatCompletions,
-            },
-            true,
-        )),
+        Err(SetupError::NoProvider { .. }) => Ok((Endpoint::local(None), true)),
         Err(e) => Err(e.into()),
     }
 }
@@ -157,7 +147,7 @@ async fn list(setup: &Setup, flags: &RunArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let provider = crate::chat::remote_provider(&rt, &setup.home, &setup.config, &setup.env)?;
+    let provider = Services::without_store(setup.clone()).remote(&rt)?;
     let listed = tokio::time::timeout(std::time::Duration::from_secs(20), provider.list_models())
         .await
         .map_err(|_| anyhow::anyhow!("the server did not answer within 20 s"))

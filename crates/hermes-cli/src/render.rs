@@ -168,7 +168,22 @@ impl Renderer {
                     writeln!(err, "{line}")?;
                 }
             }
-            Event::ReasoningDelta { .. } | Event::MessageAppended { .. } => {}
+            // Questions are asked by their own prompts; outcomes of commands
+            // are told by the command.
+            Event::ApprovalRequested { .. } | Event::ClarifyRequested { .. } => {
+                self.end_text(out)?;
+                self.end_line(out)?;
+            }
+            Event::ReasoningDelta { .. }
+            | Event::MessageAppended { .. }
+            | Event::SteerUnused { .. }
+            | Event::QuestionClosed { .. }
+            | Event::SessionChanged { .. }
+            | Event::Undone { .. }
+            | Event::ModelChanged { .. }
+            | Event::Compressed { .. }
+            | Event::Ack
+            | Event::ShutdownComplete => {}
         }
         Ok(())
     }

@@ -59,7 +59,9 @@ pub fn run(args: SkillsArgs) -> Result<ExitCode> {
     let env = Env::from_pairs(std::env::vars());
     let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
         .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
-    crate::bundled_skills::sync(&home);
+    if let Err(problem) = hermes_session::bundled_skills::sync(&home) {
+        writeln!(std::io::stderr(), "warning: {problem}")?;
+    }
     let store = SkillStore::for_home(home.root());
     let mut out = std::io::stdout().lock();
     match args.action.unwrap_or(SkillsAction::List {
@@ -70,7 +72,7 @@ pub fn run(args: SkillsArgs) -> Result<ExitCode> {
             source,
             enabled_only,
         } => {
-            let bundled = crate::bundled_skills::names();
+            let bundled = hermes_session::bundled_skills::names();
             let skills: Vec<_> = store
                 .discover_all()
                 .into_iter()
@@ -156,91 +158,6 @@ fn stub(name: &str, description: Option<&str>) -> String {
         "---\nname: {name}\ndescription: {description}\nversion: 0.1.0\n---\n# {name}\n\n\
          ## When to use\n\n## Steps\n\n1. \n\n## Pitfalls\n\n## Verification\n"
     )
-}
-
-/// The text `chat -s NAME[,NAME]` puts before the first user message: each skill's
-/// SKILL.md with a note that it is active for the session. Unknown names are warned
-/// about; it fails only when none of them exists.
-pub fn preload_prompt(names: &str) -> Result<String> {
-    let env = Env::from_pairs(std::env::vars());
-    let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
-        .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
-    crate::bundled_skills::sync(&home);
-    let store = SkillStore::for_home(home.root());
-    let mut parts = Vec::new();
-    let mut missing = Vec::new();
-    let mut seen = Vec::new();
-    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if seen.contains(&name) {
-            continue;
-        }
-        seen.push(name);
-        let activation = |skill: &str| {
-            format!(
-                "[IMPORTANT: This session was started with the \"{skill}\" skill preloaded. Follow \
-                 its instructions for the rest of the session unless the user says otherwise.]"
-            )
-        };
-        match skill_message(&store, name, &activation) {
-            Some(text) => parts.push(text),
-            None => missing.push(name),
-        }
-    }
-    if parts.is_empty() {
-        bail!(
-            "no such skill: {} (see `hermes skills list`)",
-            missing.join(", ")
-        );
-    }
-    if !missing.is_empty() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "warning: skipping unknown skill(s): {}",
-            missing.join(", ")
-        );
-    }
-    Ok(parts.join("\n\n"))
-}
-
-/// A skill's SKILL.md behind an activation note, with its directory so relative paths
-/// resolve; `None` when there is no such skill.
-fn skill_message(
-    store: &SkillStore,
-    name: &str,
-    activation: &dyn Fn(&str) -> String,
-) -> Option<String> {
-    let skill = store.find(name)?;
-    let text = store.read(name, None).ok()?;
-    Some(format!(
-        "{}\n\n{}\n\n[Skill directory: {}]\nRelative paths in this skill (such as scripts/ or \
-         templates/ files) are relative to that directory; use absolute paths when running them.",
-        activation(&skill.name),
-        text.trim(),
-        skill.dir.display()
-    ))
-}
-
-/// The user message for `/NAME [instruction]` in the REPL: the skill, marked as invoked
-/// by the user, then what they asked. `None` when no installed skill has that name.
-pub fn invocation_message(
-    hermes_home: &std::path::Path,
-    name: &str,
-    instruction: &str,
-) -> Option<String> {
-    let store = SkillStore::for_home(hermes_home);
-    let activation = |skill: &str| {
-        format!(
-            "[IMPORTANT: The user invoked the \"{skill}\" skill and wants you to follow its \
-             instructions. The whole skill is loaded below.]"
-        )
-    };
-    let message = skill_message(&store, name, &activation)?;
-    let instruction = instruction.trim();
-    Some(if instruction.is_empty() {
-        message
-    } else {
-        format!("{message}\n\nThe user's request: {instruction}")
-    })
 }
 
 /// `name — description` lines for the installed skills (the REPL's `/skills`).

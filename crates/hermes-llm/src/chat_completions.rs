@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 #[cfg(test)]
 pub(crate) use crate::open::install_crypto_provider;
-use crate::open::{client, parse_base, post_sse};
+use crate::open::{Http, SharedHttp, parse_base, post_sse};
 use crate::pump::{WireEvents, data_json};
 use crate::sse::SseEvent;
 use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta, wire};
@@ -30,6 +30,8 @@ pub struct ChatCompletionsConfig {
     /// Anthropic-style `cache_control` breakpoints (`system_and_3`, envelope layout) for
     /// gateways that honour them on chat completions (Claude via OpenRouter).
     pub prompt_cache: Option<crate::CacheTtl>,
+    /// A client to share with other providers; `None` builds one for this provider.
+    pub http: Option<SharedHttp>,
 }
 
 impl Default for ChatCompletionsConfig {
@@ -41,6 +43,7 @@ impl Default for ChatCompletionsConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(30),
             prompt_cache: None,
+            http: None,
         }
     }
 }
@@ -56,7 +59,7 @@ impl ChatCompletionsConfig {
 
     /// The trimmed base URL, parsed, and a client sending the extra headers
     /// (shared with the Responses transport, which has the same settings).
-    pub(crate) fn client(&self) -> Result<(&str, reqwest::Url, reqwest::Client), LlmError> {
+    pub(crate) fn client(&self) -> Result<(&str, reqwest::Url, Http), LlmError> {
         let base = self.base_url.trim().trim_end_matches('/');
         let url = parse_base(base)?;
         let mut headers = HeaderMap::new();
@@ -67,7 +70,11 @@ impl ChatCompletionsConfig {
                 .map_err(|_| LlmError::Config(format!("invalid value for header {name}")))?;
             headers.append(header, value);
         }
-        Ok((base, url, client(headers, self.connect_timeout)?))
+        Ok((
+            base,
+            url,
+            Http::new(self.http.as_ref(), headers, self.connect_timeout)?,
+        ))
     }
 }
 
@@ -80,7 +87,7 @@ pub struct ChatCompletionsProvider {
     api_key: Option<String>,
     idle_timeout: Duration,
     prompt_cache: Option<crate::CacheTtl>,
-    client: reqwest::Client,
+    http: Http,
 }
 
 fn redacted(key: Option<&String>) -> Option<&'static str> {
@@ -113,14 +120,14 @@ impl fmt::Debug for ChatCompletionsProvider {
 impl ChatCompletionsProvider {
     /// Validates `cfg` and builds the HTTP client.
     pub fn new(name: impl Into<String>, cfg: ChatCompletionsConfig) -> Result<Self, LlmError> {
-        let (base, _, client) = cfg.client()?;
+        let (base, _, http) = cfg.client()?;
         Ok(Self {
             name: name.into(),
             endpoint: format!("{base}/chat/completions"),
             api_key: cfg.api_key.filter(|k| !k.is_empty()),
             idle_timeout: cfg.idle_timeout,
             prompt_cache: cfg.prompt_cache,
-            client,
+            http,
         })
     }
 
@@ -133,7 +140,7 @@ impl ChatCompletionsProvider {
     /// servers configured without a model).
     pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
         let base = self.endpoint.trim_end_matches("/chat/completions");
-        let mut builder = self.client.get(format!("{base}/models"));
+        let mut builder = self.http.get(format!("{base}/models"));
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key);
         }
@@ -171,7 +178,7 @@ impl ChatCompletionsProvider {
         }
         let key = self.api_key.as_deref();
         post_sse(
-            &self.client,
+            &self.http,
             &self.endpoint,
             key,
             &body,

@@ -51,19 +51,63 @@ pub(crate) fn parse_base(base: &str) -> Result<reqwest::Url, LlmError> {
     Ok(url)
 }
 
-/// The HTTP client of a transport: our user agent, `headers` on every
-/// request, and `connect_timeout` for the TCP/TLS connection.
-pub(crate) fn client(
+/// An HTTP client with its connection pool, which any number of providers can
+/// share (one per process in a server with many sessions). Cheap to clone.
+#[derive(Clone)]
+pub struct SharedHttp {
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for SharedHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedHttp")
+    }
+}
+
+impl SharedHttp {
+    /// A client with our user agent and `connect_timeout` for each TCP/TLS connection.
+    pub fn new(connect_timeout: Duration) -> Result<Self, LlmError> {
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(connect_timeout)
+            .build()
+            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))?;
+        Ok(Self { client })
+    }
+}
+
+/// A transport's HTTP access: a (possibly shared) client plus the headers this
+/// provider sends on every request.
+#[derive(Clone)]
+pub(crate) struct Http {
+    client: reqwest::Client,
     headers: HeaderMap,
-    connect_timeout: Duration,
-) -> Result<reqwest::Client, LlmError> {
-    install_crypto_provider();
-    reqwest::Client::builder()
-        .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
-        .default_headers(headers)
-        .connect_timeout(connect_timeout)
-        .build()
-        .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))
+}
+
+impl Http {
+    /// `shared`'s client, or a new one connecting within `connect_timeout`.
+    pub(crate) fn new(
+        shared: Option<&SharedHttp>,
+        headers: HeaderMap,
+        connect_timeout: Duration,
+    ) -> Result<Self, LlmError> {
+        let client = match shared {
+            Some(shared) => shared.client.clone(),
+            None => SharedHttp::new(connect_timeout)?.client,
+        };
+        Ok(Self { client, headers })
+    }
+
+    /// A `GET` carrying this provider's headers.
+    pub(crate) fn get(&self, url: impl reqwest::IntoUrl) -> reqwest::RequestBuilder {
+        self.client.get(url).headers(self.headers.clone())
+    }
+
+    /// A `POST` carrying this provider's headers.
+    pub(crate) fn post(&self, url: impl reqwest::IntoUrl) -> reqwest::RequestBuilder {
+        self.client.post(url).headers(self.headers.clone())
+    }
 }
 
 /// Runs `fut` unless `cancel` fires first or `idle` passes.
@@ -161,14 +205,14 @@ pub(crate) async fn open(
 /// `bearer` as the bearer token when set), as [`open`] does with the generic
 /// HTTP error.
 pub(crate) async fn post_sse(
-    client: &reqwest::Client,
+    http: &Http,
     url: &str,
     bearer: Option<&str>,
     body: &Value,
     cancel: &CancellationToken,
     idle: Duration,
 ) -> Result<Opened, LlmError> {
-    let mut builder = client
+    let mut builder = http
         .post(url)
         .header(ACCEPT, "text/event-stream")
         .json(body);

@@ -177,13 +177,9 @@ async fn the_agent_executes_the_local_models_tool_call() {
         session_id: "local-test".into(),
         homes: Default::default(),
     };
-    let mut agent = Agent::new(
-        Arc::new(provider),
-        tools,
-        options,
-        Some("You are an agent with tools.".into()),
-        Vec::new(),
-    );
+    let mut agent = Agent::builder(Arc::new(provider), tools, options)
+        .system_prompt(Some("You are an agent with tools.".into()))
+        .build();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     agent
         .run_turn(

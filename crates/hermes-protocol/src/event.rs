@@ -2,24 +2,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Message, Usage};
 
-/// Operations a front-end sends into a running agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Op {
-    /// A new user message starts a turn.
-    UserInput {
-        /// The text the user typed.
-        text: String,
-    },
-    /// Stop the running turn at the next boundary and cancel in-flight tools.
-    Interrupt,
-    /// Extra guidance appended to the next tool result of the running turn.
-    Steer {
-        /// The guidance text.
-        text: String,
-    },
-}
-
 /// How one tool call ended, as shown to front-ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -101,11 +83,85 @@ pub enum Event {
         /// API calls made by this turn.
         api_calls: u32,
     },
-    /// The turn failed for good.
+    /// The turn (or another op) failed for good.
     Error {
         /// What went wrong and what to do about it.
         message: String,
     },
+    /// A tool wants to run a dangerous command and a person must decide;
+    /// answer with [`crate::Op::ApprovalAnswer`]. The tool waits (up to
+    /// `approvals.timeout`, then the command is denied).
+    ApprovalRequested {
+        /// Identifies the answer.
+        request_id: u64,
+        /// The full command text.
+        command: String,
+        /// Why it was flagged.
+        reason: String,
+    },
+    /// The model asks the user a question (the `clarify` tool); answer with
+    /// [`crate::Op::ClarifyAnswer`]. Unanswered after `clarify.timeout`, the
+    /// model is told to decide itself.
+    ClarifyRequested {
+        /// Identifies the answer.
+        request_id: u64,
+        /// The question.
+        question: String,
+        /// Choices to offer; empty for an open question.
+        choices: Vec<String>,
+    },
+    /// A question stopped waiting for its answer; `timed_out` when nobody
+    /// answered in time (the model was told to decide itself).
+    QuestionClosed {
+        /// The request that closed.
+        request_id: u64,
+        /// It expired rather than being withdrawn.
+        timed_out: bool,
+    },
+    /// Steer text that no tool result carried before the turn ended; the
+    /// front-end decides whether to send it as the next message.
+    SteerUnused {
+        /// The undelivered text.
+        text: String,
+    },
+    /// The conversation continues under another session id: a new session
+    /// (`new`), another stored one (`resumed`).
+    SessionChanged {
+        /// The session id now.
+        session_id: String,
+        /// Why: `new` or `resumed`.
+        reason: String,
+        /// Messages the conversation holds now (the system prompt excluded).
+        messages: usize,
+    },
+    /// The result of [`crate::Op::Undo`]: `removed` messages went; `text` is the
+    /// undone user message (`None` when there was nothing to undo).
+    Undone {
+        /// The text of the earliest undone user message.
+        text: Option<String>,
+        /// How many messages were dropped.
+        removed: usize,
+    },
+    /// The primary model changed ([`crate::Op::SwitchModel`]).
+    ModelChanged {
+        /// The model id.
+        model: String,
+        /// The provider id.
+        provider: String,
+        /// The endpoint.
+        base_url: String,
+    },
+    /// The result of [`crate::Op::Compress`]; equal counts mean there was nothing to compress.
+    Compressed {
+        /// Messages before.
+        before: usize,
+        /// Messages after.
+        after: usize,
+    },
+    /// An op with nothing to report finished.
+    Ack,
+    /// The session ended and its task stopped; nothing follows.
+    ShutdownComplete,
     /// Something that happened inside a tool call on the user's behalf: a tool
     /// an `execute_code` script called, or a subagent's progress. Front-ends
     /// show it as progress; it is never part of the conversation.
@@ -115,4 +171,32 @@ pub enum Event {
         /// What happened there.
         inner: Box<Event>,
     },
+}
+
+impl Event {
+    /// Whether this event ends a submission: every submission that is not a
+    /// signal ends with exactly one terminal event.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            Event::TurnComplete { .. }
+                | Event::Error { .. }
+                | Event::SessionChanged { .. }
+                | Event::Undone { .. }
+                | Event::ModelChanged { .. }
+                | Event::Compressed { .. }
+                | Event::Ack
+                | Event::ShutdownComplete
+        )
+    }
+}
+
+/// An event as a session emits it: tagged with the submission that caused it
+/// (`0` for events no submission caused, such as start-up warnings).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionEvent {
+    /// The submission id [`crate::Op`]s get when submitted.
+    pub submission: u64,
+    /// What happened.
+    pub event: Event,
 }

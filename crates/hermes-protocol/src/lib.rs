@@ -6,8 +6,10 @@
 
 mod event;
 mod message;
+mod op;
 mod usage;
 
-pub use event::{Event, Op, ToolOutcome, TurnEnd};
+pub use event::{Event, SessionEvent, ToolOutcome, TurnEnd};
 pub use message::{FunctionCall, Message, Role, ToolCall, ToolSchema};
+pub use op::{ApprovalChoice, Op};
 pub use usage::{FinishReason, Usage};

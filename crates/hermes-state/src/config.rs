@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::Env;
+use crate::settings::Sections;
 
 /// `model:` section.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -55,6 +56,8 @@ pub struct Config {
     pub agent: AgentConfig,
     /// `toolsets:`.
     pub toolsets: Vec<String>,
+    /// The other sections the runtime reads, typed.
+    pub sections: Sections,
     /// The whole merged tree, for keys read by later features.
     pub raw: Value,
 }
@@ -65,6 +68,7 @@ impl Default for Config {
             model: ModelConfig::default(),
             agent: AgentConfig::default(),
             toolsets: vec!["hermes-cli".into()],
+            sections: Sections::default(),
             raw: defaults(),
         })
     }
@@ -162,6 +166,7 @@ impl Config {
             model,
             agent,
             toolsets,
+            sections: Sections::from_tree(&tree),
             raw: tree,
         })
     }

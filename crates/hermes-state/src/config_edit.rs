@@ -5,7 +5,6 @@
 //! else, comments included, stays byte for byte. The result is parsed before it is
 //! written, so a file is never left unreadable.
 
-use std::io::Write;
 use std::path::Path;
 
 /// Why the file could not be changed.
@@ -212,24 +211,7 @@ pub fn update_config_file(
         path: display.clone(),
         message: e.to_string(),
     })?;
-    let tmp = path.with_extension("yaml.hermes-tmp");
-    let write = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.write_all(edited.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })?;
-    Ok(())
+    hermes_fs::write_atomic(path, edited.as_bytes(), hermes_fs::Access::Keep).map_err(io)
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! next session starts with the right limit instead of overflowing again.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -72,19 +71,7 @@ impl ContextLengthCache {
         for (k, n) in &cache {
             text.push_str(&format!("  {}: {n}\n", Value::String(k.clone())));
         }
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = self.path.with_extension("yaml.hermes-tmp");
-        let result = std::fs::File::create(&tmp).and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        });
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
+        hermes_fs::write_atomic(&self.path, text.as_bytes(), hermes_fs::Access::Keep)
     }
 }
 

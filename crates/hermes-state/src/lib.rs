@@ -11,6 +11,7 @@ mod home;
 pub mod memory;
 pub mod numfmt;
 pub mod session_db;
+pub mod settings;
 pub mod skills;
 pub mod time;
 

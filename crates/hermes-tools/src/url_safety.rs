@@ -84,18 +84,10 @@ pub struct UrlPolicy {
 impl UrlPolicy {
     /// Reads `security.allow_private_urls` (or the legacy `browser.allow_private_urls`).
     pub fn from_config(config: &Config) -> Self {
-        let on = |key: &str| match config.get(key) {
-            Some(serde_json::Value::Bool(b)) => *b,
-            Some(serde_json::Value::String(s)) => {
-                matches!(
-                    s.trim().to_ascii_lowercase().as_str(),
-                    "1" | "true" | "yes" | "on"
-                )
-            }
-            _ => false,
-        };
+        let s = &config.sections;
         Self {
-            allow_private: on("security.allow_private_urls") || on("browser.allow_private_urls"),
+            allow_private: s.security.allow_private_urls == Some(true)
+                || s.browser.allow_private_urls == Some(true),
         }
     }
 }

@@ -103,6 +103,8 @@ impl Agent {
         let effective = self.compressor.record_savings(before_tokens, after_tokens);
         let after_len = compressed.len();
         self.messages = compressed;
+        // The summary absorbed any recovery scaffolding of this turn.
+        self.scaffolding.clear();
         let what = match trigger {
             Trigger::Preflight => "Context over the compression threshold",
             Trigger::Overflow => "Context too large for the model",

@@ -58,25 +58,18 @@ impl Default for CodeExecSettings {
 }
 
 impl CodeExecSettings {
-    /// Reads the `code_execution:` mapping; missing or malformed keys keep their defaults.
-    pub fn from_value(section: Option<&Value>) -> Self {
+    /// Applies the `code_execution:` section over the defaults.
+    pub fn from_section(section: &hermes_state::settings::CodeExecutionSection) -> Self {
         let mut s = Self::default();
-        let Some(Value::Object(map)) = section else {
-            return s;
-        };
-        if let Some(t) = map.get("timeout").and_then(number).filter(|t| *t > 0.0) {
+        if let Some(t) = section.timeout.filter(|t| *t > 0.0) {
             s.timeout_secs = t;
         }
-        if let Some(n) = map
-            .get("max_tool_calls")
-            .and_then(number)
-            .filter(|n| *n >= 0.0)
-        {
+        if let Some(n) = section.max_tool_calls.filter(|n| *n >= 0.0) {
             s.max_tool_calls = n as usize;
         }
-        if let Some(m) = map.get("mode").and_then(Value::as_str) {
+        if let Some(m) = &section.mode {
             // Unknown values fall back to project mode, as the reference does.
-            s.mode = match m.trim().to_ascii_lowercase().as_str() {
+            s.mode = match m.to_ascii_lowercase().as_str() {
                 "strict" => ExecMode::Strict,
                 _ => ExecMode::Project,
             };
@@ -91,15 +84,6 @@ impl CodeExecSettings {
         } else {
             format!("{}", self.timeout_secs)
         }
-    }
-}
-
-/// Numbers, or strings holding numbers (YAML users quote them sometimes).
-fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
     }
 }
 

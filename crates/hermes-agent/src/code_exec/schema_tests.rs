@@ -121,16 +121,22 @@ fn the_tool_lists_only_registered_sandbox_tools() {
 #[test]
 fn settings_read_the_config_section_with_defaults() {
     assert_eq!(
-        CodeExecSettings::from_value(None),
+        CodeExecSettings::from_section(&Default::default()),
         CodeExecSettings::default()
     );
     let v = serde_json::json!({"timeout": 2, "max_tool_calls": "7", "mode": "STRICT"});
-    let s = CodeExecSettings::from_value(Some(&v));
+    let s = CodeExecSettings::from_section(
+        &hermes_state::settings::Sections::from_tree(&serde_json::json!({"code_execution": v}))
+            .code_execution,
+    );
     assert_eq!(s.timeout_secs, 2.0);
     assert_eq!(s.max_tool_calls, 7);
     assert_eq!(s.mode, ExecMode::Strict);
     let bad = serde_json::json!({"timeout": "soon", "mode": "yolo"});
-    let s = CodeExecSettings::from_value(Some(&bad));
+    let s = CodeExecSettings::from_section(
+        &hermes_state::settings::Sections::from_tree(&serde_json::json!({"code_execution": bad}))
+            .code_execution,
+    );
     assert_eq!(s.timeout_secs, DEFAULT_TIMEOUT_SECS);
     assert_eq!(s.mode, ExecMode::Project);
 }

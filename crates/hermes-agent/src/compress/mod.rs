@@ -62,6 +62,21 @@ impl Default for CompressorConfig {
     }
 }
 
+impl CompressorConfig {
+    /// Applies the `compression:` section over the reference's defaults.
+    pub fn from_section(section: &hermes_state::settings::CompressionSection) -> Self {
+        let d = Self::default();
+        Self {
+            enabled: section.enabled.unwrap_or(d.enabled),
+            threshold_percent: section.threshold.unwrap_or(d.threshold_percent),
+            target_ratio: section.target_ratio.unwrap_or(d.target_ratio),
+            protect_first: section
+                .protect_first_n
+                .map_or(d.protect_first, |n| n.max(0.0) as usize),
+        }
+    }
+}
+
 /// What [`ContextCompressor::plan`] decided: the pruned conversation and the span to
 /// summarize, `messages[head..tail]`.
 #[derive(Debug, Clone, PartialEq)]

@@ -42,6 +42,8 @@ pub struct ChildSpec {
     pub system_prompt: String,
     /// The tools it may use.
     pub tools: Registry,
+    /// Its approval policy: the parent's, with nobody to ask.
+    pub approvals: Arc<hermes_tools::approval::ApprovalGate>,
     /// The delegating session, to link the child's stored session to.
     pub parent_session_id: String,
     /// Its iteration budget (`delegation.max_iterations`).
@@ -240,25 +242,25 @@ impl DelegateTool {
                 depth: self.depth + 1,
                 max_spawn_depth: self.settings.max_spawn_depth,
             });
-            let spec = ChildSpec {
-                system_prompt,
-                tools: self.child_tools(&parent_tools, role),
-                parent_session_id: ctx.session_id.clone(),
-                max_turns: self.settings.max_iterations,
-                cwd: ctx.cwd.clone(),
-                homes: ctx.homes.clone(),
-            };
-            let mut agent = match self.factory.build(spec) {
-                Ok(agent) => agent,
-                Err(e) => return Ok(error_json(&format!("Could not start a subagent: {e}"))),
-            };
             // Nobody can answer a child's approval prompt: it is refused (or
             // allowed under --yolo, the allowlists or subagent_auto_approve), never asked.
             let gate = ctx.approvals.for_subagent();
             if self.settings.subagent_auto_approve {
                 gate.set_mode(hermes_tools::approval::ApprovalMode::Off);
             }
-            agent.set_approvals(Arc::new(gate));
+            let spec = ChildSpec {
+                system_prompt,
+                approvals: Arc::new(gate),
+                tools: self.child_tools(&parent_tools, role),
+                parent_session_id: ctx.session_id.clone(),
+                max_turns: self.settings.max_iterations,
+                cwd: ctx.cwd.clone(),
+                homes: ctx.homes.clone(),
+            };
+            let agent = match self.factory.build(spec) {
+                Ok(agent) => agent,
+                Err(e) => return Ok(error_json(&format!("Could not start a subagent: {e}"))),
+            };
             children.push(run::Child {
                 goal: task.goal.clone(),
                 agent,

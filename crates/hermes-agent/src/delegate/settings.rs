@@ -1,6 +1,7 @@
 //! The `delegation:` section of config.yaml, with the reference's defaults and floors.
 
-use serde_json::Value;
+use hermes_state::settings::DelegationSection;
+use hermes_state::settings::lenient::count;
 
 /// How subagents are run.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,55 +41,32 @@ impl Default for DelegationSettings {
 }
 
 impl DelegationSettings {
-    /// Reads the `delegation:` mapping; missing or malformed keys keep their defaults.
-    pub fn from_value(section: Option<&Value>) -> Self {
+    /// Applies the `delegation:` section over the defaults, with the reference's floors.
+    pub fn from_section(section: &DelegationSection) -> Self {
         let mut s = Self::default();
-        let Some(section) = section else {
-            return s;
-        };
-        let int = |key: &str| -> Option<u64> {
-            match section.get(key)? {
-                Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
-                Value::String(text) => text.trim().parse().ok(),
-                _ => None,
-            }
-        };
-        if let Some(v) = int("max_iterations") {
+        if let Some(v) = count(section.max_iterations) {
             s.max_iterations = u32::try_from(v).unwrap_or(u32::MAX).max(1);
         }
-        if let Some(v) = int("max_concurrent_children") {
+        if let Some(v) = count(section.max_concurrent_children) {
             s.max_concurrent_children = usize::try_from(v).unwrap_or(usize::MAX).max(1);
         }
-        if let Some(v) = int("max_spawn_depth") {
+        if let Some(v) = count(section.max_spawn_depth) {
             s.max_spawn_depth = u32::try_from(v)
                 .unwrap_or(u32::MAX)
                 .clamp(1, MAX_SPAWN_DEPTH_CEILING);
         }
-        if let Some(v) = int("max_summary_chars") {
+        if let Some(v) = count(section.max_summary_chars) {
             s.max_summary_chars = usize::try_from(v).unwrap_or(usize::MAX);
         }
-        if let Some(v) = int("child_timeout_seconds") {
+        if let Some(v) = count(section.child_timeout_seconds) {
             s.child_timeout_seconds = if v == 0 { 0 } else { v.max(30) };
         }
-        if let Some(on) = flag(section.get("orchestrator_enabled")) {
+        if let Some(on) = section.orchestrator_enabled {
             s.orchestrator_enabled = on;
         }
-        if let Some(on) = flag(section.get("subagent_auto_approve")) {
+        if let Some(on) = section.subagent_auto_approve {
             s.subagent_auto_approve = on;
         }
         s
-    }
-}
-
-/// A YAML boolean, or a string spelling one (`"false"`, `"off"`, `"yes"` …).
-fn flag(value: Option<&Value>) -> Option<bool> {
-    match value? {
-        Value::Bool(b) => Some(*b),
-        Value::String(text) => match text.trim().to_ascii_lowercase().as_str() {
-            "false" | "0" | "no" | "off" => Some(false),
-            "true" | "1" | "yes" | "on" => Some(true),
-            _ => None,
-        },
-        _ => None,
     }
 }

@@ -10,13 +10,18 @@ impl SubagentFactory for NoFactory {
     }
 }
 
+/// The `delegation:` section as config.yaml would give it.
+fn delegation(section: serde_json::Value) -> hermes_state::settings::DelegationSection {
+    hermes_state::settings::Sections::from_tree(&json!({ "delegation": section })).delegation
+}
+
 fn tool(settings: DelegationSettings) -> DelegateTool {
     DelegateTool::new(settings, Arc::new(NoFactory))
 }
 
 #[test]
 fn settings_read_the_config_with_floors_and_ceiling() {
-    let s = DelegationSettings::from_value(Some(&json!({
+    let s = DelegationSettings::from_section(&delegation(json!({
         "max_iterations": 0,
         "max_concurrent_children": "5",
         "max_spawn_depth": 9,
@@ -31,7 +36,7 @@ fn settings_read_the_config_with_floors_and_ceiling() {
     assert_eq!(s.child_timeout_seconds, 30);
     assert_eq!(s.max_summary_chars, 100);
     assert_eq!(
-        DelegationSettings::from_value(None),
+        DelegationSettings::from_section(&Default::default()),
         DelegationSettings::default()
     );
     let d = DelegationSettings::default();

@@ -7,7 +7,7 @@ pub mod commands;
 pub mod editor;
 pub mod history_file;
 pub mod tally;
-mod typeahead;
+pub(crate) mod typeahead;
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -15,13 +15,12 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use hermes_agent::SteerHandle;
-use hermes_protocol::TurnEnd;
+use hermes_protocol::{Event, Op, TurnEnd};
 use rustyline::error::ReadlineError;
-use tokio_util::sync::CancellationToken;
 
 use crate::args::RunArgs;
-use crate::chat::{self, Mode, Session};
+use crate::chat::{Mode, Session};
+use crate::driver::{self, Outcome};
 use crate::render::Verbosity;
 use commands::Parsed;
 use tally::Tally;
@@ -35,23 +34,15 @@ const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);
 /// The live REPL: the session plus what the slash commands change.
 pub(crate) struct Repl {
     pub(crate) session: Session,
-    pub(crate) run: RunArgs,
     /// Usage since the session (or the last /new) began, for /usage.
     pub(crate) tally: Tally,
     /// Usage over the whole process, for the exit line.
     pub(crate) total: Tally,
-    /// The last message sent, for /retry after it was undone or failed.
-    pub(crate) last_input: Option<String>,
     /// Text to pre-fill the next prompt with (after /undo).
     pub(crate) prefill: Option<String>,
-    pub(crate) yolo: bool,
     pub(crate) quiet: bool,
-    /// The system prompt before any /personality overlay.
-    pub(crate) base_prompt: Option<String>,
     /// What was typed during a turn, handled in order once it ends.
     pub(crate) queued: VecDeque<Queued>,
-    /// Skills from `-s`, sent in front of the first message (then gone).
-    pub(crate) preload: Option<String>,
 }
 
 /// Input typed during a turn that waits for the turn to end.
@@ -74,29 +65,24 @@ pub(crate) enum Next {
 }
 
 /// Runs the REPL until /quit, Ctrl+D or a double Ctrl+C.
-pub(crate) async fn run(run: &RunArgs, quiet: bool, preload: Option<String>) -> Result<ExitCode> {
+pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
     let started = Instant::now();
-    let session = chat::build_session(run).await?;
+    // A person at this terminal answers dangerous-command approvals and questions.
+    let session = Session::start(run, true).await?;
     let mut err = std::io::stderr();
     if !quiet {
         write!(err, "{}", banner(&session))?;
     }
-    let history = session.home.root().join(editor::HISTORY_FILE);
-    let mut ed = editor::build(session.agent.options().cwd.clone(), &history)?;
+    let history = session.setup.home.root().join(editor::HISTORY_FILE);
+    let mut ed = editor::build(session.conv.info().cwd, &history)?;
     let mut repl = Repl {
         session,
-        run: run.clone(),
         tally: Tally::default(),
         total: Tally::default(),
-        last_input: None,
         prefill: None,
-        yolo: run.yolo,
         quiet,
-        base_prompt: None,
         queued: VecDeque::new(),
-        preload,
     };
-    repl.apply_approvals();
     let mut last_interrupt: Option<Instant> = None;
     loop {
         if let Some(item) = repl.queued.pop_front() {
@@ -167,34 +153,28 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool, preload: Option<String>) -> 
     if !quiet {
         writeln!(err, "{}", repl.total.exit_line(started.elapsed()))?;
     }
-    chat::finish(
-        &repl.session,
-        if quiet {
+    repl.session
+        .finish(if quiet {
             Mode::Quiet
         } else {
             Mode::Interactive
-        },
-    )?;
+        })
+        .await?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// A line typed while a turn runs: /steer, /queue (or plain text), /stop;
-/// anything else has to wait for the prompt.
-fn mid_turn(
-    line: &str,
-    steer: &SteerHandle,
-    cancel: &CancellationToken,
-    queued: &mut Vec<Queued>,
-) -> Result<()> {
+/// anything else has to wait for the prompt. Returns the op to send now.
+fn mid_turn(line: &str, queued: &mut Vec<Queued>) -> Result<Option<Op>> {
     let mut err = std::io::stderr();
     let text = line.trim();
     if text.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     if !is_command(text) {
         writeln!(err, "  queued for after this turn: {}", preview(text))?;
         queued.push(Queued::Message(text.to_owned()));
-        return Ok(());
+        return Ok(None);
     }
     match commands::parse(text) {
         Parsed::Known(def, arg) => match def.name {
@@ -202,12 +182,12 @@ fn mid_turn(
                 writeln!(err, "  Usage: /{} <prompt>", def.name)?;
             }
             "steer" => {
-                steer.steer(&arg);
                 writeln!(
                     err,
                     "  ⏩ steer noted; the model sees it with the next tool result: {}",
                     preview(&arg)
                 )?;
+                return Ok(Some(Op::Steer { text: arg }));
             }
             "queue" => {
                 writeln!(err, "  queued for after this turn: {}", preview(&arg))?;
@@ -215,7 +195,7 @@ fn mid_turn(
             }
             "stop" => {
                 writeln!(err, "  stopping the turn…")?;
-                cancel.cancel();
+                return Ok(Some(Op::Interrupt));
             }
             name => {
                 writeln!(
@@ -230,19 +210,17 @@ fn mid_turn(
             "  Unknown command /{typed}. While a turn runs: /steer, /queue, /stop."
         )?,
     }
-    Ok(())
+    Ok(None)
 }
 
-/// Something the type-ahead reader saw during a turn.
+/// Something the type-ahead reader saw during a turn; returns the op to send now.
 fn typed_mid_turn(
     typed: typeahead::Typed,
-    steer: &SteerHandle,
-    cancel: &CancellationToken,
     queued: &mut Vec<Queued>,
     prefill: &mut Option<String>,
-) -> Result<()> {
+) -> Result<Option<Op>> {
     match typed {
-        typeahead::Typed::Line(line) => mid_turn(&line, steer, cancel, queued)?,
+        typeahead::Typed::Line(line) => return mid_turn(&line, queued),
         typeahead::Typed::Eof => queued.push(Queued::Eof),
         typeahead::Typed::Partial(text) => {
             if prefill.is_none() {
@@ -250,7 +228,7 @@ fn typed_mid_turn(
             }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The first line of `text`, cut to 80 characters, for confirmations.
@@ -276,34 +254,24 @@ fn is_command(text: &str) -> bool {
 
 /// The start-up banner: model, provider, toolsets, and how to get help.
 fn banner(session: &Session) -> String {
-    let toolsets = if session.toolsets.is_empty() {
+    let info = session.conv.info();
+    let toolsets = if info.toolsets.is_empty() {
         "none".to_owned()
     } else {
-        session.toolsets.join(", ")
+        info.toolsets.join(", ")
     };
     format!(
         "⚕ Hermes Agent v{} · {} via {}\n  toolsets: {} · {} tools · session {}\n  /help for commands · Alt+Enter for a new line · Ctrl+C interrupts · Ctrl+D exits\n",
         env!("CARGO_PKG_VERSION"),
-        session.agent.options().model,
-        session.runtime.provider,
+        info.model,
+        info.provider,
         toolsets,
-        session.agent.tools().names().count(),
-        session.id(),
+        info.tools.len(),
+        info.session_id,
     )
 }
 
 impl Repl {
-    /// Dangerous commands are asked about at the terminal (or skipped under /yolo);
-    /// `clarify` questions are asked there too.
-    pub(crate) fn apply_approvals(&mut self) {
-        if let Ok(setup) = crate::setup::Setup::load(self.run.ignore_user_config) {
-            let gate =
-                crate::approval_prompt::build_gate(&setup.config, &setup.home, self.yolo, true);
-            self.session.agent.set_approvals(gate);
-            crate::clarify_prompt::install(&mut self.session.agent, &setup.config);
-        }
-    }
-
     /// Styled output: only when both streams are a terminal and NO_COLOR is unset.
     fn rich(&self) -> bool {
         use std::io::IsTerminal;
@@ -315,52 +283,47 @@ impl Repl {
 
     /// Runs one user turn and reports how it ended.
     pub(crate) async fn send(&mut self, text: &str) -> Result<()> {
-        self.last_input = Some(text.to_owned());
-        // `-s` skills ride in front of the first message, as in one-shot runs.
-        let with_skills;
-        let text = match self.preload.take() {
-            Some(skills) => {
-                with_skills = format!("{skills}\n\n{text}");
-                with_skills.as_str()
-            }
-            None => text,
-        };
+        self.send_op(Op::UserInput {
+            text: text.to_owned(),
+        })
+        .await
+    }
+
+    /// Runs an op that may start a turn (a message, `/retry`): lines typed
+    /// meanwhile are read, and usage is tallied.
+    pub(crate) async fn send_op(&mut self, op: Op) -> Result<()> {
         let verbosity = if self.quiet {
             Verbosity::FinalOnly
         } else {
             Verbosity::Normal
         };
-        let rich = self.rich();
-        let steer = self.session.agent.steer_handle();
-        let cancel = CancellationToken::new();
+        let display = self.session.display(verbosity, self.rich());
         let (lines_tx, mut lines) = tokio::sync::mpsc::unbounded_channel();
         let reader = typeahead::TypeAhead::start(lines_tx);
         let mut queued = Vec::new();
         let mut prefill = None;
-        let outcome = {
-            let turn =
-                chat::run_turn_with(&mut self.session, text, verbosity, rich, cancel.clone());
-            tokio::pin!(turn);
-            loop {
-                tokio::select! {
-                    outcome = &mut turn => break outcome,
-                    Some(typed) = lines.recv() => {
-                        typed_mid_turn(typed, &steer, &cancel, &mut queued, &mut prefill)?;
-                    }
-                }
-            }
-        };
+        let outcome = driver::run(
+            &mut self.session.conv,
+            op,
+            &display,
+            Some(&mut lines),
+            &mut |typed| typed_mid_turn(typed, &mut queued, &mut prefill),
+        )
+        .await;
         reader.stop();
-        // Lines that arrived as the turn ended are still the user's: queue them.
+        // Lines that arrived as the turn ended are still the user's: queue
+        // them (a late /steer becomes the next message, a late /stop is moot).
         while let Ok(typed) = lines.try_recv() {
-            let late = CancellationToken::new();
-            typed_mid_turn(typed, &steer, &late, &mut queued, &mut prefill)?;
+            if let Some(Op::Steer { text }) = typed_mid_turn(typed, &mut queued, &mut prefill)? {
+                queued.push(Queued::Message(text));
+            }
         }
         if self.prefill.is_none() {
             self.prefill = prefill;
         }
+        let Outcome { last, unused_steer } = outcome?;
         let mut err = std::io::stderr();
-        if let Some(left) = steer.take() {
+        if let Some(left) = unused_steer {
             writeln!(
                 err,
                 "⏩ No tool ran after your /steer; sending it as the next message."
@@ -373,26 +336,33 @@ impl Repl {
             queued.insert(at, Queued::Message(left));
         }
         self.queued.extend(queued);
-        match outcome {
-            Ok(result) => {
-                let route = self.session.agent.active_route().model.clone();
+        match last {
+            Event::TurnComplete {
+                final_text,
+                reason,
+                usage,
+                api_calls,
+            } => {
+                let info = self.session.conv.info();
                 for tally in [&mut self.tally, &mut self.total] {
                     tally.add_turn(
-                        &result.usage,
-                        result.api_calls,
-                        &route,
-                        &self.session.runtime.provider,
-                        &self.session.runtime.base_url,
+                        &usage,
+                        api_calls,
+                        &info.model,
+                        &info.provider,
+                        &info.base_url,
                     );
                 }
                 if self.quiet {
-                    writeln!(std::io::stdout(), "{}", result.final_text.trim_end())?;
+                    writeln!(std::io::stdout(), "{}", final_text.trim_end())?;
                 }
-                if result.reason == TurnEnd::Interrupted {
+                if reason == TurnEnd::Interrupted {
                     writeln!(err, "⏹ Interrupted.")?;
                 }
             }
-            Err(e) => writeln!(err, "error: {}", chat::explain(&e, &self.session.runtime))?,
+            // Drawn by the renderer unless output is quiet.
+            Event::Error { message } if self.quiet => writeln!(err, "error: {message}")?,
+            _ => {}
         }
         Ok(())
     }
@@ -407,8 +377,8 @@ impl Repl {
                     .trim()
                     .split_once(char::is_whitespace)
                     .map_or("", |(_, rest)| rest);
-                if let Some(message) = crate::skills_cmd::invocation_message(
-                    self.session.home.root(),
+                if let Some(message) = hermes_session::skills::invocation_message(
+                    self.session.setup.home.root(),
                     &typed,
                     instruction,
                 ) {

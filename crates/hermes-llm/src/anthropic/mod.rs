@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use request::{FALLBACK_MAX_TOKENS, default_max_tokens};
 
-use crate::open::{client, parse_base, post_sse};
+use crate::open::{Http, SharedHttp, parse_base, post_sse};
 use crate::pump::{WireEvents, data_json};
 use crate::sse::SseEvent;
 use crate::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta};
@@ -51,6 +51,8 @@ pub struct AnthropicConfig {
     pub cache_ttl: CacheTtl,
     /// `agent.reasoning_effort` (`low` … `xhigh`, `none`); `None` asks for no thinking.
     pub reasoning_effort: Option<String>,
+    /// A client to share with other providers; `None` builds one for this provider.
+    pub http: Option<SharedHttp>,
 }
 
 impl CacheTtl {
@@ -82,6 +84,7 @@ impl Default for AnthropicConfig {
             connect_timeout: Duration::from_secs(30),
             cache_ttl: CacheTtl::FiveMinutes,
             reasoning_effort: None,
+            http: None,
         }
     }
 }
@@ -120,7 +123,7 @@ pub struct AnthropicProvider {
     idle_timeout: Duration,
     cache_ttl: CacheTtl,
     reasoning_effort: Option<String>,
-    client: reqwest::Client,
+    http: Http,
 }
 
 impl fmt::Debug for AnthropicProvider {
@@ -167,14 +170,14 @@ impl AnthropicProvider {
             let joined = betas.join(",");
             headers.insert("anthropic-beta", header_value("anthropic-beta", &joined)?);
         }
-        let client = client(headers, cfg.connect_timeout)?;
+        let http = Http::new(cfg.http.as_ref(), headers, cfg.connect_timeout)?;
         Ok(Self {
             name: name.into(),
             endpoint: format!("{root}/v1/messages"),
             idle_timeout: cfg.idle_timeout,
             cache_ttl: cfg.cache_ttl,
             reasoning_effort: cfg.reasoning_effort,
-            client,
+            http,
         })
     }
 
@@ -199,7 +202,7 @@ impl AnthropicProvider {
     ) -> Result<DeltaStream, LlmError> {
         let body = self.request_body(request);
         post_sse(
-            &self.client,
+            &self.http,
             &self.endpoint,
             None,
             &body,

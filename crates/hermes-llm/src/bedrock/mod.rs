@@ -20,7 +20,7 @@ pub use request::{DEFAULT_MAX_TOKENS, supports_tools};
 pub use sigv4::AwsCredentials;
 
 use crate::error::retry_after;
-use crate::open::{Opened, client, open, ready};
+use crate::open::{Http, Opened, SharedHttp, open, ready};
 use crate::{ChatRequest, DeltaStream, LlmError, Provider};
 use events::ConverseEvents;
 use eventstream::EventStreamDecoder;
@@ -122,6 +122,8 @@ pub struct BedrockConfig {
     pub connect_timeout: Duration,
     /// The signing time source.
     pub clock: Clock,
+    /// A client to share with other providers; `None` builds one for this provider.
+    pub http: Option<SharedHttp>,
 }
 
 impl BedrockConfig {
@@ -134,6 +136,7 @@ impl BedrockConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(30),
             clock: Arc::new(SystemTime::now),
+            http: None,
         }
     }
 }
@@ -159,7 +162,7 @@ pub struct BedrockProvider {
     auth: BedrockAuth,
     idle_timeout: Duration,
     clock: Clock,
-    client: reqwest::Client,
+    http: Http,
 }
 
 impl fmt::Debug for BedrockProvider {
@@ -235,7 +238,7 @@ impl BedrockProvider {
         if region.is_empty() {
             return Err(LlmError::Config("Bedrock needs an AWS region".into()));
         }
-        let client = client(HeaderMap::new(), cfg.connect_timeout)?;
+        let http = Http::new(cfg.http.as_ref(), HeaderMap::new(), cfg.connect_timeout)?;
         Ok(Self {
             name: name.into(),
             endpoint,
@@ -243,7 +246,7 @@ impl BedrockProvider {
             auth: cfg.auth,
             idle_timeout: cfg.idle_timeout,
             clock: cfg.clock,
-            client,
+            http,
         })
     }
 
@@ -321,7 +324,7 @@ impl BedrockProvider {
     ) -> Result<Opened, LlmError> {
         let headers = self.auth_headers(url, &body)?;
         let builder = self
-            .client
+            .http
             .post(url)
             .headers(headers)
             .header(CONTENT_TYPE, "application/json")

@@ -3,11 +3,10 @@
 //! (temp file + rename). Mutations patch the on-disk JSON in place, so
 //! unknown fields and other providers' entries survive untouched.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind, Write};
+use std::fs::{self, OpenOptions};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
@@ -348,48 +347,17 @@ fn resolve_target(creds: &[Credential], target: &str) -> Result<usize, PoolError
 /// Write `root` to a unique temp file beside `path` (mode 0600), fsync it,
 /// rename it over `path`, then fsync the directory.
 fn write_atomic(path: &Path, root: &Root) -> Result<(), PoolError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let io = |source| PoolError::Io {
-        path: path.to_owned(),
-        source,
-    };
     let mut payload = serde_json::to_string_pretty(root).map_err(|e| PoolError::Shape {
         path: path.to_owned(),
         detail: e.to_string(),
     })?;
     payload.push('\n');
-    let name = path
-        .file_name()
-        .map_or_else(|| "auth.json".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(
-        "{name}.tmp.{}.{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp)?;
-        file.write_all(payload.as_bytes())?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, path)
-    };
-    if let Err(e) = write() {
-        let _ = fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty())
-        && let Ok(handle) = File::open(dir)
-    {
-        let _ = handle.sync_all();
-    }
-    Ok(())
+    hermes_fs::write_atomic(path, payload.as_bytes(), hermes_fs::Access::Private).map_err(
+        |source| PoolError::Io {
+            path: path.to_owned(),
+            source,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub struct ResponsesProvider {
     api_key: Option<String>,
     idle_timeout: Duration,
     flavor: request::Flavor,
-    client: reqwest::Client,
+    http: crate::open::Http,
 }
 
 impl fmt::Debug for ResponsesProvider {
@@ -50,7 +50,7 @@ impl fmt::Debug for ResponsesProvider {
 impl ResponsesProvider {
     /// Validates `cfg` and builds the HTTP client.
     pub fn new(name: impl Into<String>, cfg: ResponsesConfig) -> Result<Self, LlmError> {
-        let (base, url, client) = cfg.client()?;
+        let (base, url, http) = cfg.client()?;
         let codex_backend =
             host_of(base) == "chatgpt.com" && url.path().contains("/backend-api/codex");
         Ok(Self {
@@ -62,7 +62,7 @@ impl ResponsesProvider {
                 codex_backend,
                 drop_reasoning: false,
             },
-            client,
+            http,
         })
     }
 
@@ -104,7 +104,7 @@ impl ResponsesProvider {
     async fn post(&self, body: &Value, cancel: &CancellationToken) -> Result<Opened, LlmError> {
         let key = self.api_key.as_deref();
         post_sse(
-            &self.client,
+            &self.http,
             &self.endpoint,
             key,
             body,

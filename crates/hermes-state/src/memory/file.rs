@@ -1,9 +1,8 @@
 //! The on-disk format of a memory file, its sidecar lock and atomic rewrite.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::MemoryError;
@@ -49,34 +48,9 @@ pub(super) fn read_entries(path: &Path) -> Result<Vec<String>, MemoryError> {
 /// list leaves an empty file) via a temp file and rename, so lock-free
 /// readers see either the old or the new file, never a truncated one.
 pub(super) fn write_entries(path: &Path, entries: &[String]) -> Result<(), MemoryError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let tmp = dir.join(format!(
-        ".mem_{}_{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
     let content = entries.join(ENTRY_DELIMITER);
-    let write = || -> std::io::Result<()> {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp)?;
-        file.write_all(content.as_bytes())?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, path)
-    };
-    if let Err(e) = write() {
-        let _ = fs::remove_file(&tmp);
-        return Err(io_err(path)(e));
-    }
-    Ok(())
+    hermes_fs::write_atomic(path, content.as_bytes(), hermes_fs::Access::Private)
+        .map_err(io_err(path))
 }
 
 /// `MEMORY.md` → `MEMORY.md.lock`: a separate file, so the memory file

@@ -15,8 +15,6 @@ mod file;
 pub use crate::numfmt::thousands;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::{Config, HermesHome};
 
 pub use file::ENTRY_DELIMITER;
@@ -116,30 +114,18 @@ impl Default for MemorySettings {
 impl MemorySettings {
     /// Reads the settings, falling back to the defaults for absent or malformed values.
     pub fn from_config(config: &Config) -> Self {
-        let flag = |key: &str, default: bool| match config.get(key) {
-            Some(Value::Bool(b)) => *b,
-            Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-                "true" | "yes" | "on" | "1" => true,
-                "false" | "no" | "off" | "0" => false,
-                _ => default,
-            },
-            _ => default,
-        };
-        let limit = |key: &str, default: usize| match config.get(key) {
-            Some(Value::Number(n)) => n
-                .as_u64()
-                .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+        let m = &config.sections.memory;
+        let limit = |n: Option<f64>, default: usize| {
+            crate::settings::lenient::count(n)
                 .and_then(|n| usize::try_from(n).ok())
-                .unwrap_or(default),
-            Some(Value::String(s)) => s.trim().parse().unwrap_or(default),
-            _ => default,
+                .unwrap_or(default)
         };
         Self {
-            memory_enabled: flag("memory.memory_enabled", true),
-            user_profile_enabled: flag("memory.user_profile_enabled", true),
+            memory_enabled: m.memory_enabled.unwrap_or(true),
+            user_profile_enabled: m.user_profile_enabled.unwrap_or(true),
             limits: MemoryLimits {
-                memory: limit("memory.memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
-                user: limit("memory.user_char_limit", DEFAULT_USER_CHAR_LIMIT),
+                memory: limit(m.memory_char_limit, DEFAULT_MEMORY_CHAR_LIMIT),
+                user: limit(m.user_char_limit, DEFAULT_USER_CHAR_LIMIT),
             },
         }
     }

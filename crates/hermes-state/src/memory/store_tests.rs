@@ -331,13 +331,15 @@ fn settings_come_from_the_memory_section() {
         MemorySettings::from_config(&Config::default()),
         MemorySettings::default()
     );
+    let raw = serde_json::json!({"memory": {
+        "memory_enabled": false,
+        "user_profile_enabled": "yes",
+        "memory_char_limit": 500,
+        "user_char_limit": "300",
+    }});
     let config = Config {
-        raw: serde_json::json!({"memory": {
-            "memory_enabled": false,
-            "user_profile_enabled": "yes",
-            "memory_char_limit": 500,
-            "user_char_limit": "300",
-        }}),
+        sections: crate::settings::Sections::from_tree(&raw),
+        raw,
         ..Config::default()
     };
     let s = MemorySettings::from_config(&config);

@@ -414,7 +414,5 @@ fn collect_files(dir: &Path, base: &Path, out: &mut Vec<String>) {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp-write");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    hermes_fs::write_atomic(path, bytes, hermes_fs::Access::Keep)
 }

@@ -160,9 +160,7 @@ pub fn sync_bundled(skills_dir: &Path, bundled: &[BundledSkill]) -> std::io::Res
     }
     if new != old {
         let text: String = new.iter().map(|(n, h)| format!("{n}:{h}\n")).collect();
-        let tmp = manifest_path.with_extension("tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &manifest_path)?;
+        hermes_fs::write_atomic(&manifest_path, text.as_bytes(), hermes_fs::Access::Keep)?;
     }
     Ok(report)
 }

@@ -12,18 +12,7 @@ use serde_json::json;
 
 use super::{Verdict, classify_with_home};
 
-/// A person's answer to "run this dangerous command?".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalChoice {
-    /// Run it this time only.
-    Once,
-    /// Allow this kind of command for the rest of the session.
-    Session,
-    /// Allow it from now on (saved to `command_allowlist` in config.yaml).
-    Always,
-    /// Do not run it.
-    Deny,
-}
+pub use hermes_protocol::ApprovalChoice;
 
 /// What an [`Approver`] is asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,13 +40,10 @@ pub enum ApprovalMode {
 }
 
 impl ApprovalMode {
-    /// Reads a config value (`manual`, `smart`, `off`; YAML `false` means off too).
-    pub fn from_config(value: Option<&serde_json::Value>) -> Self {
-        match value {
-            Some(serde_json::Value::String(s)) if s.trim().eq_ignore_ascii_case("off") => {
-                ApprovalMode::Off
-            }
-            Some(serde_json::Value::Bool(false)) => ApprovalMode::Off,
+    /// Reads `approvals.mode` (`manual`, `smart`, `off`; YAML `false` means off too).
+    pub fn from_section(section: &hermes_state::settings::ApprovalsSection) -> Self {
+        match section.mode.as_deref() {
+            Some("off") => ApprovalMode::Off,
             _ => ApprovalMode::Manual,
         }
     }
@@ -413,10 +399,5 @@ pub(crate) fn persist_allowlist(path: &Path, entry: &str) -> std::io::Result<()>
     }
     let mut out = lines.join("\n");
     out.push('\n');
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension("yaml.tmp");
-    std::fs::write(&tmp, out)?;
-    std::fs::rename(&tmp, path)
+    hermes_fs::write_atomic(path, out.as_bytes(), hermes_fs::Access::Keep)
 }

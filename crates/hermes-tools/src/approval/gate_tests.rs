@@ -179,19 +179,13 @@ async fn command_globs_allow_only_simple_commands() {
 #[test]
 fn mode_from_config() {
     use serde_json::json;
+    assert_eq!(mode_of(json!("off")), ApprovalMode::Off);
+    assert_eq!(mode_of(json!(false)), ApprovalMode::Off);
+    assert_eq!(mode_of(json!("smart")), ApprovalMode::Manual);
     assert_eq!(
-        ApprovalMode::from_config(Some(&json!("off"))),
-        ApprovalMode::Off
-    );
-    assert_eq!(
-        ApprovalMode::from_config(Some(&json!(false))),
-        ApprovalMode::Off
-    );
-    assert_eq!(
-        ApprovalMode::from_config(Some(&json!("smart"))),
+        ApprovalMode::from_section(&Default::default()),
         ApprovalMode::Manual
     );
-    assert_eq!(ApprovalMode::from_config(None), ApprovalMode::Manual);
     let _unused: Mutex<()> = Mutex::new(());
 }
 
@@ -243,4 +237,12 @@ async fn unanswered_prompt_denies_after_the_timeout() {
     .with_timeout(std::time::Duration::from_secs(5));
     let v = refused(&gate.check("rm -rf build").await);
     assert!(v["error"].as_str().unwrap().contains("denied"));
+}
+
+/// The mode `approvals: {mode: VALUE}` in config.yaml gives.
+fn mode_of(value: serde_json::Value) -> ApprovalMode {
+    let sections = hermes_state::settings::Sections::from_tree(
+        &serde_json::json!({"approvals": {"mode": value}}),
+    );
+    ApprovalMode::from_section(&sections.approvals)
 }

@@ -1,11 +1,9 @@
 //! File I/O shared by the file tools: text decoding with BOM and line-ending
 //! bookkeeping, and atomic replacement of a file's contents.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{self};
+use std::io::{self};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The UTF-8 byte order mark as a character.
 pub(crate) const BOM: char = '\u{feff}';
@@ -97,8 +95,6 @@ pub(crate) fn describe_io(path: &Path, err: &io::Error) -> String {
     }
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// The file a write to `path` should land in: a symlink's target, else `path`.
 fn write_target(path: &Path) -> PathBuf {
     match fs::symlink_metadata(path) {
@@ -131,46 +127,5 @@ pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
             format!("{} is a directory", target.display()),
         ));
     }
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let perms = fs::metadata(&target).ok().map(|m| m.permissions());
-    let (tmp_path, mut file) = create_temp(&dir)?;
-    let result = (|| {
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        if let Some(perms) = perms {
-            fs::set_permissions(&tmp_path, perms)?;
-        }
-        fs::rename(&tmp_path, &target)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp_path);
-    }
-    result
-}
-
-fn create_temp(dir: &Path) -> io::Result<(PathBuf, fs::File)> {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let mut last_err = None;
-    for _ in 0..16 {
-        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!(".hermes-tmp.{}.{nanos:x}.{n}", std::process::id());
-        let candidate = dir.join(name);
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => return Ok((candidate, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_err = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last_err.unwrap_or_else(|| io::Error::other("could not create a temporary file")))
+    hermes_fs::write_atomic(&target, bytes, hermes_fs::Access::Keep)
 }

@@ -6,9 +6,9 @@ use hermes_llm::bedrock;
 use hermes_llm::providers::{self, ProviderSpec};
 use hermes_state::{Config, Env};
 
-/// What the agent will talk to.
+/// A model endpoint: provider, URL, key, model and wire protocol.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Runtime {
+pub struct Endpoint {
     /// Canonical provider id.
     pub provider: String,
     /// Endpoint root (…/v1).
@@ -21,9 +21,9 @@ pub struct Runtime {
     pub api_mode: ApiMode,
 }
 
-impl std::fmt::Debug for Runtime {
+impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
+        f.debug_struct("Endpoint")
             .field("provider", &self.provider)
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
@@ -32,7 +32,20 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-/// Why no runtime could be chosen; each says what to do.
+impl Endpoint {
+    /// The embedded model; `model` is a GGUF path (`None`: the default file).
+    pub fn local(model: Option<String>) -> Self {
+        Self {
+            provider: "local".into(),
+            base_url: String::new(),
+            api_key: None,
+            model,
+            api_mode: ApiMode::ChatCompletions,
+        }
+    }
+}
+
+/// Why no endpoint could be chosen; each says what to do.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SetupError {
     /// Nothing configured at all.
@@ -98,19 +111,25 @@ pub fn bedrock_auth(env: &Env) -> Option<BedrockAuth> {
 /// The Bedrock region: `bedrock.region` in config.yaml, then `AWS_REGION`,
 /// `AWS_DEFAULT_REGION`, then `us-east-1`.
 pub fn bedrock_region(cfg: &Config, env: &Env) -> String {
-    let configured = cfg
-        .get("bedrock.region")
-        .and_then(serde_json::Value::as_str)
-        .map(str::trim)
-        .filter(|r| !r.is_empty());
+    let configured = cfg.sections.bedrock.region.as_deref();
     bedrock::resolve_region(configured, |k| env.get(k).map(str::to_owned))
 }
 
-/// Resolves the runtime. `home` only appears in messages.
+/// `prompt_caching.cache_ttl` (`5m` unless `1h`).
+pub fn cache_ttl(config: &Config) -> hermes_llm::CacheTtl {
+    config
+        .sections
+        .prompt_caching
+        .cache_ttl
+        .as_deref()
+        .and_then(hermes_llm::CacheTtl::parse)
+        .unwrap_or_default()
+}
+
 /// Prompt caching on chat completions, as the reference enables it: Claude and Kimi
 /// models behind OpenRouter (or Nous Portal, which proxies to it) honour Anthropic-style
 /// breakpoints in the message envelope. `prompt_caching.cache_ttl` picks 5m or 1h.
-pub fn envelope_cache(rt: &Runtime, config: &Config) -> Option<hermes_llm::CacheTtl> {
+pub fn envelope_cache(rt: &Endpoint, config: &Config) -> Option<hermes_llm::CacheTtl> {
     let model = rt.model.as_deref().unwrap_or("").to_ascii_lowercase();
     let host = hermes_llm::api_mode::host_of(&rt.base_url);
     let gateway = host == "openrouter.ai"
@@ -119,15 +138,10 @@ pub fn envelope_cache(rt: &Runtime, config: &Config) -> Option<hermes_llm::Cache
     let family = ["claude", "kimi", "moonshot"]
         .iter()
         .any(|f| model.contains(f));
-    (gateway && family).then(|| {
-        config
-            .get("prompt_caching.cache_ttl")
-            .and_then(serde_json::Value::as_str)
-            .and_then(hermes_llm::CacheTtl::parse)
-            .unwrap_or_default()
-    })
+    (gateway && family).then(|| cache_ttl(config))
 }
 
+/// Resolves the endpoint. `home` only appears in messages.
 #[cfg(test)]
 pub fn resolve(
     cfg: &Config,
@@ -135,7 +149,7 @@ pub fn resolve(
     flag_provider: Option<&str>,
     flag_model: Option<&str>,
     home: &str,
-) -> Result<Runtime, SetupError> {
+) -> Result<Endpoint, SetupError> {
     resolve_with_pool(cfg, env, flag_provider, flag_model, home, &|_| false)
 }
 
@@ -148,7 +162,7 @@ pub fn resolve_with_pool(
     flag_model: Option<&str>,
     home: &str,
     pooled: &dyn Fn(&str) -> bool,
-) -> Result<Runtime, SetupError> {
+) -> Result<Endpoint, SetupError> {
     let cfg_provider = cfg
         .model
         .provider
@@ -171,13 +185,7 @@ pub fn resolve_with_pool(
             .or(cfg.model.default.as_deref())
             .map(str::trim)
             .filter(|m| !m.is_empty());
-        return Ok(Runtime {
-            provider: "local".into(),
-            base_url: String::new(),
-            api_key: None,
-            model: model.map(str::to_owned),
-            api_mode: ApiMode::ChatCompletions,
-        });
+        return Ok(Endpoint::local(model.map(str::to_owned)));
     }
     if let Some(user) = user_provider(cfg, env, &requested, flag_model) {
         return Ok(user);
@@ -259,7 +267,7 @@ pub fn resolve_with_pool(
                 || api_mode::mode_for_url(&base_url) == Some(ApiMode::CodexResponses)
         });
     let api_mode = api_mode::resolve(explicit, spec.api_mode, &base_url);
-    Ok(Runtime {
+    Ok(Endpoint {
         provider: spec.id.to_owned(),
         base_url,
         api_key,
@@ -292,12 +300,12 @@ fn auto_detect(cfg: &Config, env: &Env, home: &str) -> Result<String, SetupError
 }
 
 #[cfg(test)]
-#[path = "runtime_tests.rs"]
+#[path = "endpoint_tests.rs"]
 mod tests;
 
 /// The `fallback_providers:` entries of config.yaml, resolved in order:
 /// `{provider, model, base_url?, api_key?, key_env?}`.
-pub fn fallbacks(cfg: &Config, env: &Env) -> Result<Vec<Runtime>, String> {
+pub fn fallbacks(cfg: &Config, env: &Env) -> Result<Vec<Endpoint>, String> {
     let Some(entries) = cfg
         .get("fallback_providers")
         .and_then(serde_json::Value::as_array)
@@ -335,7 +343,7 @@ pub fn fallbacks(cfg: &Config, env: &Env) -> Result<Vec<Runtime>, String> {
                 .or_else(|| spec.key_env.iter().find_map(|v| env.get(v)))
                 .map(str::to_owned);
             let api_mode = api_mode::resolve(field("api_mode"), spec.api_mode, &base_url);
-            Ok(Runtime {
+            Ok(Endpoint {
                 provider: spec.id.to_owned(),
                 base_url,
                 api_key,
@@ -348,7 +356,12 @@ pub fn fallbacks(cfg: &Config, env: &Env) -> Result<Vec<Runtime>, String> {
 
 /// A provider defined under `providers:` in config.yaml:
 /// `{name?, api|url|base_url, key_env?, api_key?, transport?, default_model?}`.
-fn user_provider(cfg: &Config, env: &Env, name: &str, flag_model: Option<&str>) -> Option<Runtime> {
+fn user_provider(
+    cfg: &Config,
+    env: &Env,
+    name: &str,
+    flag_model: Option<&str>,
+) -> Option<Endpoint> {
     let entry = cfg.get("providers")?.get(name)?;
     let field = |k: &str| {
         entry
@@ -378,7 +391,7 @@ fn user_provider(cfg: &Config, env: &Env, name: &str, flag_model: Option<&str>) 
         .or_else(|| field("default_model"))
         .map(str::to_owned);
     let api_mode = api_mode::resolve(cfg.model.api_mode.as_deref(), transport, &base_url);
-    Some(Runtime {
+    Some(Endpoint {
         provider: name.to_owned(),
         base_url,
         api_key,

@@ -1,17 +1,18 @@
-//! What every command loads first: the environment (with `.env`), the Hermes home
-//! and the layered configuration.
+//! What every session is built from: the environment (with `.env`), the Hermes
+//! home and the layered configuration, loaded once per process.
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
 use hermes_llm::credentials::{AuthStore, SplitMix64, SystemClock};
 use hermes_state::{Config, Env, HermesHome};
 
-use crate::runtime::{self, Runtime, SetupError};
+use crate::endpoint::{self, Endpoint, SetupError};
+use crate::error::SessionError;
 
 /// The loaded environment, home and configuration.
+#[derive(Debug, Clone)]
 pub struct Setup {
-    /// Process environment overlaid with `$HERMES_HOME/.env`.
+    /// The environment the process was given, overlaid with `$HERMES_HOME/.env`.
     pub env: Env,
     /// The Hermes home.
     pub home: HermesHome,
@@ -20,17 +21,21 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Loads all three; `ignore_user_config` skips `config.yaml`.
-    pub fn load(ignore_user_config: bool) -> Result<Self> {
-        let mut env = Env::from_pairs(std::env::vars());
-        let home = HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME"))
-            .context("cannot locate the Hermes home: set HERMES_HOME or HOME")?;
-        env.load_dotenv(&home.env_file())
-            .with_context(|| format!("cannot read {}", home.env_file().display()))?;
+    /// Loads the home named by `env` (`HERMES_HOME`, else `~/.hermes`), its
+    /// `.env` over `env`, and `config.yaml` unless `ignore_user_config`.
+    pub fn load(mut env: Env, ignore_user_config: bool) -> Result<Self, SessionError> {
+        let home =
+            HermesHome::from_env(env.get("HERMES_HOME"), env.get("HOME")).ok_or_else(|| {
+                SessionError::Setup("cannot locate the Hermes home: set HERMES_HOME or HOME".into())
+            })?;
+        env.load_dotenv(&home.env_file()).map_err(|e| {
+            SessionError::Setup(format!("cannot read {}: {e}", home.env_file().display()))
+        })?;
         let config = if ignore_user_config {
             Config::without_user_file(&env)
         } else {
-            Config::load(&home.config_file(), &env)?
+            Config::load(&home.config_file(), &env)
+                .map_err(|e| SessionError::Setup(e.to_string()))?
         };
         Ok(Self { env, home, config })
     }
@@ -48,13 +53,13 @@ impl Setup {
             .is_ok_and(|keys| !keys.is_empty())
     }
 
-    /// The runtime the flags and configuration select.
-    pub fn runtime(
+    /// The endpoint the flags and configuration select.
+    pub fn endpoint(
         &self,
         flag_provider: Option<&str>,
         flag_model: Option<&str>,
-    ) -> Result<Runtime, SetupError> {
-        runtime::resolve_with_pool(
+    ) -> Result<Endpoint, SetupError> {
+        endpoint::resolve_with_pool(
             &self.config,
             &self.env,
             flag_provider,

@@ -1,7 +1,5 @@
 //! Skills shipped inside the binary and seeded into `$HERMES_HOME/skills/`.
 
-use std::io::Write;
-
 use hermes_state::HermesHome;
 use hermes_state::skills::sync::{BundledSkill, sync_bundled};
 
@@ -34,14 +32,12 @@ pub fn names() -> Vec<&'static str> {
     BUNDLED.iter().map(BundledSkill::name).collect()
 }
 
-/// Seeds or refreshes the bundled skills; a failure is reported and otherwise ignored.
-pub fn sync(home: &HermesHome) {
-    if let Err(e) = sync_bundled(&home.skills_dir(), BUNDLED) {
-        let _ = writeln!(
-            std::io::stderr(),
-            "warning: cannot sync bundled skills: {e}"
-        );
-    }
+/// Seeds or refreshes the bundled skills; `Err` says why they could not be
+/// (callers warn and go on: the skills already installed still work).
+pub fn sync(home: &HermesHome) -> Result<(), String> {
+    sync_bundled(&home.skills_dir(), BUNDLED)
+        .map(|_| ())
+        .map_err(|e| format!("cannot sync bundled skills: {e}"))
 }
 
 #[cfg(test)]

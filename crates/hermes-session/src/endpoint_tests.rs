@@ -285,7 +285,7 @@ fn bedrock_endpoint_follows_the_region_and_needs_aws_credentials() {
 
 #[test]
 fn envelope_prompt_cache_only_for_claude_and_kimi_behind_openrouter() {
-    let rt = |url: &str, model: &str| Runtime {
+    let rt = |url: &str, model: &str| Endpoint {
         provider: "openrouter".into(),
         base_url: url.into(),
         api_key: None,

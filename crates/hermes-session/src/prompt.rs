@@ -1,7 +1,6 @@
 //! The layered system prompt for a new session, from this process's
 //! surroundings (OS, home, working directory, clock).
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -26,17 +25,23 @@ pub struct PromptContext<'a> {
     pub ignore_rules: bool,
     /// Hook for the memory store: its frozen, pre-rendered snapshot.
     pub memory_block: Option<String>,
+    /// The platform the session runs on (`cli`, `api_server`, `telegram` …).
+    pub platform: &'a str,
 }
 
-/// Builds the prompt and reports blocked or truncated files on stderr.
-pub fn build_system_prompt(ctx: PromptContext<'_>) -> String {
+/// Builds the prompt; the second value lists blocked or truncated files and
+/// other problems worth a warning.
+pub fn build_system_prompt(ctx: PromptContext<'_>) -> (String, Vec<String>) {
     let now_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0);
     // The index is offered only when the model can load what it lists.
+    let mut warnings = Vec::new();
     let skills = if ctx.tools.iter().any(|t| t == "skill_view") {
-        skills_index(ctx.home)
+        let (index, problem) = skills_index(ctx.home);
+        warnings.extend(problem);
+        index
     } else {
         Vec::new()
     };
@@ -45,7 +50,7 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> String {
         home_dir: ctx.env.get("HOME").map(Into::into),
         cwd: ctx.cwd.to_path_buf(),
         os: prompt::host_description(std::env::consts::OS, os_release().as_deref()),
-        platform: "cli".into(),
+        platform: ctx.platform.to_owned(),
         model: ctx.model.to_owned(),
         provider: ctx.provider.to_owned(),
         skills,
@@ -55,22 +60,21 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> String {
         now_unix,
     };
     let built = prompt::build(&inputs);
-    let mut err = std::io::stderr();
-    for warning in &built.warnings {
-        let _ = writeln!(err, "warning: {warning}");
-    }
-    built.text
+    warnings.extend(built.warnings);
+    (built.text, warnings)
 }
 
 /// Installed skills as (name, description), from `$HERMES_HOME/skills/`.
-/// The bundled skills are seeded first, so a fresh home starts with them.
-pub fn skills_index(home: &HermesHome) -> Vec<(String, String)> {
-    crate::bundled_skills::sync(home);
-    hermes_state::skills::SkillStore::for_home(home.root())
+/// The bundled skills are seeded first, so a fresh home starts with them; a
+/// failure to seed them is the second value.
+pub fn skills_index(home: &HermesHome) -> (Vec<(String, String)>, Option<String>) {
+    let problem = crate::bundled_skills::sync(home).err();
+    let index = hermes_state::skills::SkillStore::for_home(home.root())
         .discover()
         .into_iter()
         .map(|s| (s.name, s.description))
-        .collect()
+        .collect();
+    (index, problem)
 }
 
 /// The kernel release on Linux; elsewhere the OS name alone is enough.

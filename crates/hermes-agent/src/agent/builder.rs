@@ -1,0 +1,203 @@
+//! Assembling an [`Agent`]: everything it is configured with is given here,
+//! once, before its first turn.
+
+use std::sync::Arc;
+
+use hermes_llm::Provider;
+use hermes_protocol::{Message, Role};
+use hermes_tools::Registry;
+use hermes_tools::approval::ApprovalGate;
+
+use super::{Agent, AgentOptions};
+use crate::compress::{CompressorConfig, ContextCompressor};
+use crate::guardrails::{GuardrailConfig, Guardrails};
+use crate::recovery::RetryPolicy;
+use crate::resilience::Route;
+use crate::steer::SteerHandle;
+use crate::store::{LimitStore, MessageStore};
+use crate::timing::{SystemTiming, Timing};
+
+/// Builds an [`Agent`]; every setting has the reference's default.
+pub struct AgentBuilder {
+    primary: Route,
+    tools: Registry,
+    options: AgentOptions,
+    system_prompt: Option<String>,
+    history: Vec<Message>,
+    fallbacks: Vec<Route>,
+    retry: RetryPolicy,
+    approvals: Arc<ApprovalGate>,
+    clarifier: Option<Arc<dyn hermes_tools::Clarifier>>,
+    guardrails: GuardrailConfig,
+    compression: CompressorConfig,
+    auxiliary: Option<Route>,
+    context_length: Option<u64>,
+    limits: Option<Box<dyn LimitStore>>,
+    store: Option<Box<dyn MessageStore>>,
+    steer: SteerHandle,
+    timing: Arc<dyn Timing>,
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("primary", &self.primary)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// An agent talking to `provider` (model `options.model`) with `tools`.
+    pub fn new(provider: Arc<dyn Provider>, tools: Registry, options: AgentOptions) -> Self {
+        Self {
+            primary: Route {
+                provider,
+                model: options.model.clone(),
+            },
+            tools,
+            options,
+            system_prompt: None,
+            history: Vec::new(),
+            fallbacks: Vec::new(),
+            retry: RetryPolicy::default(),
+            approvals: Arc::default(),
+            clarifier: None,
+            guardrails: GuardrailConfig::default(),
+            compression: CompressorConfig::default(),
+            auxiliary: None,
+            context_length: None,
+            limits: None,
+            store: None,
+            steer: SteerHandle::default(),
+            timing: Arc::new(SystemTiming),
+        }
+    }
+
+    /// The system prompt (blank means none).
+    pub fn system_prompt(mut self, prompt: Option<String>) -> Self {
+        self.system_prompt = prompt;
+        self
+    }
+
+    /// An earlier conversation to continue (system messages in it are ignored).
+    pub fn history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// A provider to fall back to, after the primary and earlier fallbacks.
+    pub fn fallback(mut self, provider: Arc<dyn Provider>, model: impl Into<String>) -> Self {
+        self.fallbacks.push(Route {
+            provider,
+            model: model.into(),
+        });
+        self
+    }
+
+    /// How failed calls are retried.
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The dangerous-command policy (refuse-by-default if unset).
+    pub fn approvals(mut self, gate: Arc<ApprovalGate>) -> Self {
+        self.approvals = gate;
+        self
+    }
+
+    /// Who answers the `clarify` tool.
+    pub fn clarifier(mut self, clarifier: Option<Arc<dyn hermes_tools::Clarifier>>) -> Self {
+        self.clarifier = clarifier;
+        self
+    }
+
+    /// The `tool_loop_guardrails:` thresholds.
+    pub fn guardrails(mut self, config: GuardrailConfig) -> Self {
+        self.guardrails = config;
+        self
+    }
+
+    /// The `compression:` settings.
+    pub fn compression(mut self, config: CompressorConfig) -> Self {
+        self.compression = config;
+        self
+    }
+
+    /// The model that writes compression summaries (`auxiliary.compression`).
+    pub fn auxiliary(mut self, provider: Arc<dyn Provider>, model: impl Into<String>) -> Self {
+        self.auxiliary = Some(Route {
+            provider,
+            model: model.into(),
+        });
+        self
+    }
+
+    /// The model's context window (config `model.context_length` or a cached limit).
+    pub fn context_length(mut self, tokens: Option<u64>) -> Self {
+        self.context_length = tokens;
+        self
+    }
+
+    /// Where windows that providers confirm are remembered for later sessions.
+    pub fn limit_store(mut self, store: Box<dyn LimitStore>) -> Self {
+        self.limits = Some(store);
+        self
+    }
+
+    /// Persists every message and usage record through `store`.
+    pub fn store(mut self, store: Box<dyn MessageStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The slot mid-turn steering text goes into (shared with the front-end).
+    pub fn steer(mut self, steer: SteerHandle) -> Self {
+        self.steer = steer;
+        self
+    }
+
+    /// Clock, sleep and jitter (tests inject fixed ones).
+    pub fn timing(mut self, timing: Arc<dyn Timing>) -> Self {
+        self.timing = timing;
+        self
+    }
+
+    /// The agent.
+    pub fn build(self) -> Agent {
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        if let Some(prompt) = self.system_prompt.filter(|p| !p.trim().is_empty()) {
+            messages.push(Message::system(prompt));
+        }
+        messages.extend(self.history.into_iter().filter(|m| m.role != Role::System));
+        let window = self
+            .context_length
+            .unwrap_or(hermes_llm::context_limits::DEFAULT_CONTEXT_LENGTH)
+            .max(1);
+        let compressor = ContextCompressor::new(self.compression, window, self.options.max_tokens);
+        let mut routes = vec![self.primary];
+        routes.extend(self.fallbacks);
+        Agent {
+            routes,
+            active: 0,
+            retry: self.retry,
+            tools: self.tools,
+            options: self.options,
+            messages,
+            scaffolding: Vec::new(),
+            store: self.store.map(std::sync::Mutex::new),
+            compressor,
+            confirmed_limit: None,
+            output_cap: None,
+            limits: self.limits.map(std::sync::Mutex::new),
+            auxiliary: self.auxiliary,
+            auxiliary_failed: None,
+            guardrails: Guardrails::new(self.guardrails),
+            approvals: self.approvals,
+            steer: self.steer,
+            clarifier: self.clarifier,
+            timing: self.timing,
+        }
+    }
+}

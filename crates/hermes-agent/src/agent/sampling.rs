@@ -1,0 +1,168 @@
+//! One model call: compress first if the prompt is over the threshold, stream
+//! the reply, and on failure do what [`decide`] says (compress, rotate the
+//! key, wait and retry, fall back, fail).
+
+use futures_util::StreamExt;
+use hermes_llm::{
+    ChatRequest, Completion, ErrorContext, LlmError, StreamAccumulator, StreamDelta, classify_error,
+};
+use hermes_protocol::Event;
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, AgentError};
+use crate::EventSink;
+use crate::budget::CallKind;
+use crate::recovery::{Recovery, RetryState, decide};
+use crate::resilience::approx_tokens;
+use crate::wire;
+
+impl Agent {
+    /// The model call of one step: preflight compression, steer delivery, then
+    /// the call with its recovery. Tools are offered unless this is the summary call.
+    pub(super) async fn sample(
+        &mut self,
+        kind: CallKind,
+        turn_start: usize,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, AgentError> {
+        let offer_tools = kind != CallKind::Summary;
+        self.preflight(offer_tools, events, cancel).await?;
+        self.drain_steer_before_call(turn_start, events);
+        self.call_with_retry(offer_tools, events, cancel).await
+    }
+
+    /// One model call, retried, compacted and failed over as the classifier says.
+    async fn call_with_retry(
+        &mut self,
+        offer_tools: bool,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, AgentError> {
+        let mut state = RetryState::default();
+        let mut compactions = 0u32;
+        loop {
+            let err = match self.call_model(offer_tools, events, cancel).await {
+                Ok(done) => {
+                    self.output_cap = None;
+                    self.remember_confirmed_limit(events);
+                    return Ok(done);
+                }
+                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled.into()),
+                Err(e) => e,
+            };
+            let route = &self.routes[self.active];
+            let verdict = classify_error(
+                &err,
+                &ErrorContext {
+                    provider: route.provider.name(),
+                    model: &route.model,
+                    approx_tokens: approx_tokens(&self.messages),
+                    context_length: usize::try_from(self.compressor.context_length()).ok(),
+                    num_messages: self.messages.len(),
+                },
+            );
+            let reason = verdict.reason.as_str();
+            state.can_fall_back = self.active + 1 < self.routes.len();
+            state.rotation_refused = false;
+            loop {
+                match decide(&verdict, &state, &self.retry, self.timing.random()) {
+                    Recovery::Compress => {
+                        self.recover_overflow(
+                            &err.to_string(),
+                            offer_tools,
+                            &mut compactions,
+                            events,
+                            cancel,
+                        )
+                        .await?;
+                    }
+                    Recovery::Rotate => {
+                        let route = &self.routes[self.active];
+                        if !route
+                            .provider
+                            .rotate_credential(verdict.status, verdict.retry_after)
+                        {
+                            state.rotation_refused = true;
+                            continue;
+                        }
+                        let _ = events.send(Event::Status {
+                            message: format!(
+                                "{reason}: {} — switched to the next pooled API key",
+                                verdict.message
+                            ),
+                        });
+                    }
+                    Recovery::Retry { delay, attempt } => {
+                        let _ = events.send(Event::Status {
+                            message: format!(
+                                "{reason}: {} — retrying in {:.1}s (attempt {attempt}/{})",
+                                verdict.message,
+                                delay.as_secs_f64(),
+                                self.retry.max_retries
+                            ),
+                        });
+                        tokio::select! {
+                            () = self.timing.sleep(delay) => {}
+                            () = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
+                        }
+                        state.attempt = attempt;
+                        state.waited += delay;
+                    }
+                    Recovery::FallBack => {
+                        self.active += 1;
+                        state = RetryState::default();
+                        let next = &self.routes[self.active];
+                        let _ = events.send(Event::Status {
+                            message: format!(
+                                "{reason}: {} — falling back to {} ({})",
+                                verdict.message,
+                                next.provider.name(),
+                                next.model
+                            ),
+                        });
+                    }
+                    Recovery::Fail => return Err(err.into()),
+                }
+                break;
+            }
+        }
+    }
+
+    async fn call_model(
+        &self,
+        offer_tools: bool,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let route = &self.routes[self.active];
+        let request = ChatRequest {
+            model: route.model.clone(),
+            messages: wire::sanitize(&self.messages),
+            tools: if offer_tools {
+                self.tools.schemas()
+            } else {
+                Vec::new()
+            },
+            max_tokens: self.output_cap.or(self.options.max_tokens),
+            temperature: self.options.temperature,
+            tool_choice: Default::default(),
+        };
+        let mut stream = route.provider.stream(&request, cancel).await?;
+        let mut acc = StreamAccumulator::new();
+        while let Some(delta) = stream.next().await {
+            let delta = delta?;
+            match &delta {
+                StreamDelta::Text(text) => {
+                    let _ = events.send(Event::TextDelta { text: text.clone() });
+                }
+                StreamDelta::Reasoning(text) => {
+                    let _ = events.send(Event::ReasoningDelta { text: text.clone() });
+                }
+                _ => {}
+            }
+            acc.push(&delta);
+        }
+        Ok(acc.finish())
+    }
+}

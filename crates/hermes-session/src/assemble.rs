@@ -1,0 +1,331 @@
+//! Session assembly, the composition root: a [`SessionSpec`] plus the shared
+//! [`Services`] become a configured [`Agent`] with its tools, prompt, store,
+//! approval gate and fallbacks.
+
+use std::sync::Arc;
+
+use hermes_agent::code_exec::{self, CodeExecSettings};
+use hermes_agent::compress::CompressorConfig;
+use hermes_agent::{Agent, AgentOptions, EventSink, GuardrailConfig, RetryPolicy};
+use hermes_llm::Provider;
+use hermes_protocol::Event;
+use hermes_state::context_cache::ContextLengthCache;
+use hermes_state::memory::{MemorySettings, MemoryStore};
+use hermes_tools::approval::{ApprovalGate, Presence};
+use hermes_tools::builtin::memory::MemoryTool;
+use hermes_tools::builtin::session_search::SessionSearchTool;
+use hermes_tools::{Clarifier, Homes, Registry};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::endpoint::{self, Endpoint, SetupError};
+use crate::error::SessionError;
+use crate::questions::{self, EventApprover, EventClarifier, Questions};
+use crate::services::Services;
+use crate::spec::{Notice, SessionSpec};
+use crate::store::{self, CachedLimits, SessionRecorder, SessionStore};
+
+/// A session ready to run.
+pub(crate) struct Assembled {
+    pub(crate) agent: Agent,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) memory_tool: Option<MemoryTool>,
+    pub(crate) toolsets: Vec<String>,
+    /// Text to put in front of the first user message (`-s` skills).
+    pub(crate) preload: Option<String>,
+    pub(crate) notices: Vec<Notice>,
+    pub(crate) gate: Arc<ApprovalGate>,
+    pub(crate) questions: Arc<Questions>,
+    pub(crate) events: (EventSink, UnboundedReceiver<Event>),
+    pub(crate) store: Option<Arc<dyn SessionStore>>,
+}
+
+/// Builds a session as `spec` and the configuration ask.
+pub(crate) async fn assemble(
+    services: &Services,
+    spec: &SessionSpec,
+) -> Result<Assembled, SessionError> {
+    let setup = services.setup();
+    let (config, env, home) = (&setup.config, &setup.env, &setup.home);
+    let mut notices = Vec::new();
+    let preload = preload(services, spec, &mut notices)?;
+    let (provider, endpoint) = primary(services, spec, &mut notices).await?;
+    let toolsets = spec
+        .toolsets
+        .clone()
+        .unwrap_or_else(|| config.toolsets.clone());
+    let mut fallbacks = Vec::new();
+    for fb in endpoint::fallbacks(config, env)
+        .map_err(|e| SessionError::Setup(format!("{}: {e}", home.config_file().display())))?
+    {
+        fallbacks.push((services.remote(&fb)?, fb.model.unwrap_or_default()));
+    }
+    let retry = RetryPolicy {
+        max_retries: config.agent.api_max_retries,
+        ..RetryPolicy::default()
+    };
+    // --ignore-rules skips memory entirely, as the reference's skip_memory does.
+    let memory_settings = MemorySettings::from_config(config);
+    let memory_store = (!spec.ignore_rules && memory_settings.any_enabled())
+        .then(|| MemoryStore::for_home(home, memory_settings.limits));
+    let memory_tool = memory_store.clone().map(MemoryTool::new);
+    let tools = registry(
+        services,
+        (&provider, &endpoint),
+        &fallbacks,
+        retry.clone(),
+        memory_tool.as_ref(),
+        &toolsets,
+    )?;
+    let model = endpoint.model.clone().unwrap_or_default();
+    let max_turns = spec.max_turns.unwrap_or(config.agent.max_turns);
+    let store = services.store();
+    // Built once per session and stored with it; a resumed session sends the
+    // stored prompt unchanged so the provider's prompt cache still matches.
+    let mut new_prompt = || {
+        let memory_block = memory_store.as_ref().and_then(|store| {
+            let snapshot = hermes_tools::builtin::memory::session_snapshot(
+                store,
+                memory_settings.memory_enabled,
+                memory_settings.user_profile_enabled,
+            );
+            // An unreadable store costs the session its memory, not its start.
+            snapshot.unwrap_or_else(|e| {
+                notices.push(Notice::Warning(format!(
+                    "memory is off for this session: {e}"
+                )));
+                None
+            })
+        });
+        let (text, warnings) = crate::prompt::build_system_prompt(crate::prompt::PromptContext {
+            home,
+            env,
+            cwd: &spec.cwd,
+            model: &model,
+            provider: &endpoint.provider,
+            tools: tools.names().map(str::to_owned).collect(),
+            ignore_rules: spec.ignore_rules,
+            memory_block,
+            platform: &spec.source,
+        });
+        notices.extend(warnings.into_iter().map(Notice::Warning));
+        text
+    };
+    let (session_id, system_prompt, history) = match (&spec.resume, &store) {
+        (Some(request), Some(db)) => {
+            let found = store::find(db.as_ref(), request, &spec.source)
+                .map_err(|e| SessionError::Store(e.0))?;
+            db.reopen_session(&found.id)
+                .map_err(|e| SessionError::Store(e.0))?;
+            let prompt = found.system_prompt.unwrap_or_else(&mut new_prompt);
+            (found.id, prompt, found.history)
+        }
+        (Some(_), None) => {
+            return Err(SessionError::Store(format!(
+                "cannot open {} to resume: {}",
+                home.state_db().display(),
+                services
+                    .store_problem()
+                    .unwrap_or_else(|| "no session store".into())
+            )));
+        }
+        (None, _) => {
+            let id = crate::session_id::new_session_id();
+            let prompt = new_prompt();
+            match &store {
+                Some(db) => db
+                    .create_session(&store::new_session_row(
+                        &id,
+                        &spec.source,
+                        &model,
+                        &prompt,
+                        &spec.cwd.display().to_string(),
+                        max_turns,
+                    ))
+                    .map_err(|e| SessionError::Store(e.0))?,
+                None => notices.extend(services.store_problem().map(Notice::Warning)),
+            }
+            (id, prompt, Vec::new())
+        }
+    };
+    let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+    let questions = Arc::new(Questions::default());
+    let presence = if spec.interactive {
+        Presence::Interactive(Arc::new(EventApprover {
+            questions: questions.clone(),
+            events: events_tx.clone(),
+        }))
+    } else {
+        Presence::NonInteractive
+    };
+    let gate = questions::approval_gate(config, home, spec.yolo, presence);
+    let clarifier = spec.interactive.then(|| {
+        Arc::new(EventClarifier {
+            questions: questions.clone(),
+            events: events_tx.clone(),
+            timeout: questions::clarify_timeout(config),
+        }) as Arc<dyn Clarifier>
+    });
+    let limits = ContextLengthCache::new(home.context_length_cache());
+    let context_length = config
+        .model
+        .context_length
+        .or_else(|| limits.get(&model, &endpoint.base_url));
+    let options = AgentOptions {
+        model: model.clone(),
+        max_turns,
+        max_tokens: None,
+        temperature: None,
+        cwd: spec.cwd.clone(),
+        session_id: session_id.clone(),
+        homes: Homes {
+            home: env.get("HOME").map(Into::into),
+            hermes_home: Some(home.root().to_path_buf()),
+        },
+    };
+    let mut builder = Agent::builder(provider, tools, options)
+        .system_prompt(Some(system_prompt))
+        .history(history)
+        .approvals(gate.clone())
+        .clarifier(clarifier)
+        .context_length(context_length)
+        .limit_store(Box::new(CachedLimits::new(
+            limits,
+            endpoint.base_url.clone(),
+        )))
+        .compression(CompressorConfig::from_section(&config.sections.compression))
+        .guardrails(GuardrailConfig::from_section(
+            &config.sections.tool_loop_guardrails,
+        ))
+        .retry_policy(retry);
+    match crate::auxiliary::summarizer(services, &endpoint) {
+        Ok(Some(route)) => builder = builder.auxiliary(route.provider, route.model),
+        Ok(None) => {}
+        Err(e) => notices.push(Notice::Warning(format!(
+            "auxiliary.compression is not usable ({e}); the main model will write compression summaries"
+        ))),
+    }
+    for (remote, fallback_model) in fallbacks {
+        builder = builder.fallback(remote, fallback_model);
+    }
+    if let Some(db) = &store {
+        builder = builder.store(Box::new(SessionRecorder::new(
+            db.clone(),
+            &session_id,
+            &model,
+            &endpoint.provider,
+            &endpoint.base_url,
+        )));
+    }
+    Ok(Assembled {
+        agent: builder.build(),
+        endpoint,
+        memory_tool,
+        toolsets,
+        preload,
+        notices,
+        gate,
+        questions,
+        events: (events_tx, events_rx),
+        store,
+    })
+}
+
+/// The `-s` skills' text, which rides in front of the first user message (not
+/// in the system prompt, so the prompt cache still matches).
+fn preload(
+    services: &Services,
+    spec: &SessionSpec,
+    notices: &mut Vec<Notice>,
+) -> Result<Option<String>, SessionError> {
+    if spec.skills.iter().all(|s| s.trim().is_empty()) {
+        return Ok(None);
+    }
+    let (text, missing) = crate::skills::preload_text(&services.setup().home, &spec.skills)
+        .map_err(SessionError::Spec)?;
+    if !missing.is_empty() {
+        notices.push(Notice::Warning(format!(
+            "skipping unknown skill(s): {}",
+            missing.join(", ")
+        )));
+    }
+    Ok(Some(text))
+}
+
+/// The primary provider and its endpoint (the model filled in): the configured
+/// one, or the embedded model when nothing is configured and it is installed.
+async fn primary(
+    services: &Services,
+    spec: &SessionSpec,
+    notices: &mut Vec<Notice>,
+) -> Result<(Arc<dyn Provider>, Endpoint), SessionError> {
+    let setup = services.setup();
+    let mut ep = match setup.endpoint(spec.provider.as_deref(), spec.model.as_deref()) {
+        Ok(ep) => ep,
+        Err(SetupError::NoProvider { .. }) if services.local_model_available() => {
+            notices.push(Notice::Info(
+                "No provider configured: answering with the local model (offline). Configure a provider for stronger answers.".into(),
+            ));
+            Endpoint::local(None)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if ep.provider == "local" {
+        let (provider, name) = services.local(ep.model.as_deref())?;
+        ep.model = Some(name);
+        return Ok((provider, ep));
+    }
+    let remote = services.remote(&ep)?;
+    if ep.model.is_none() {
+        ep.model = Some(discover_model(&remote, &ep).await?);
+    }
+    Ok((remote, ep))
+}
+
+/// The first model a server lists, for endpoints configured without one.
+async fn discover_model(
+    provider: &Arc<dyn Provider>,
+    ep: &Endpoint,
+) -> Result<String, SessionError> {
+    match provider.list_models().await {
+        Ok(models) if !models.is_empty() => Ok(models[0].clone()),
+        Ok(_) => Err(SessionError::Provider(format!(
+            "the server at {} lists no models: set model.default in config.yaml or pass -m MODEL",
+            ep.base_url
+        ))),
+        Err(e) => Err(SessionError::Provider(format!(
+            "no model configured and the server at {} could not list its models ({}): set model.default in config.yaml or pass -m MODEL",
+            ep.base_url,
+            hermes_llm::redact::redact_secrets(&e.to_string())
+        ))),
+    }
+}
+
+/// Every tool the session offers: the built-ins, session search, delegation,
+/// memory and code execution, cut down to `toolsets`.
+fn registry(
+    services: &Services,
+    parent: (&Arc<dyn Provider>, &Endpoint),
+    fallbacks: &[(Arc<dyn Provider>, String)],
+    retry: RetryPolicy,
+    memory: Option<&MemoryTool>,
+    toolsets: &[String],
+) -> Result<Registry, SessionError> {
+    let setup = services.setup();
+    let mut all = Registry::with_builtins();
+    all.register(Arc::new(SessionSearchTool::new(setup.home.state_db())));
+    all.register(Arc::new(crate::delegation::delegate_tool(
+        services, parent, fallbacks, retry,
+    )));
+    if let Some(tool) = memory {
+        all.register(Arc::new(tool.clone()));
+    }
+    // Registered before filtering so the toolsets decide whether it is offered;
+    // rebuilt after so its sandbox lists only the tools this session really has.
+    let settings = CodeExecSettings::from_section(&setup.config.sections.code_execution);
+    code_exec::register(&mut all, settings.clone());
+    let mut tools = all
+        .filtered(toolsets)
+        .map_err(|e| SessionError::Spec(e.to_string()))?;
+    code_exec::refresh(&mut tools, settings);
+    Ok(tools)
+}

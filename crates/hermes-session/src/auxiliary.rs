@@ -1,0 +1,61 @@
+//! The model that writes compression summaries: `auxiliary.compression`, or
+//! the main model when nothing is configured there.
+
+use hermes_agent::Route;
+use hermes_llm::api_mode;
+
+use crate::endpoint::Endpoint;
+use crate::error::SessionError;
+use crate::services::Services;
+
+/// The endpoint `auxiliary.compression` names: its own provider (or `auto`, the main
+/// one), model and endpoint. `None` when nothing differs from the main model.
+pub fn summarizer_endpoint(
+    services: &Services,
+    main: &Endpoint,
+) -> Result<Option<Endpoint>, SessionError> {
+    let setup = services.setup();
+    let task = &setup.config.sections.auxiliary.compression;
+    if task.is_unset() {
+        return Ok(None);
+    }
+    let provider = task
+        .provider
+        .as_deref()
+        .filter(|p| !p.eq_ignore_ascii_case("auto"));
+    let model = task.model.as_deref();
+    let mut ep = match (task.base_url.as_deref(), provider) {
+        (Some(url), _) => Endpoint {
+            provider: provider.unwrap_or("custom").to_owned(),
+            base_url: url.trim_end_matches('/').to_owned(),
+            api_key: None,
+            model: None,
+            api_mode: api_mode::resolve(None, None, url),
+        },
+        (None, Some(p)) => setup.endpoint(Some(p), model)?,
+        (None, None) => main.clone(),
+    };
+    if let Some(key) = &task.api_key {
+        ep.api_key = Some(key.clone());
+    } else if ep.api_key.is_none() && ep.base_url == main.base_url {
+        ep.api_key.clone_from(&main.api_key);
+    }
+    ep.model = model
+        .map(str::to_owned)
+        .or(ep.model)
+        .or_else(|| main.model.clone());
+    Ok(Some(ep))
+}
+
+/// The summarizer's provider and model, or `None` for the main model. A
+/// summarizer that cannot be set up is `Err`: the caller warns and the main
+/// model summarizes instead.
+pub fn summarizer(services: &Services, main: &Endpoint) -> Result<Option<Route>, SessionError> {
+    match summarizer_endpoint(services, main)? {
+        Some(ep) if ep.provider != "local" => Ok(Some(Route {
+            provider: services.remote(&ep)?,
+            model: ep.model.unwrap_or_default(),
+        })),
+        _ => Ok(None),
+    }
+}

@@ -1,0 +1,288 @@
+//! The task that owns one session: it takes one submission at a time, runs
+//! turns, and answers the other ops.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use hermes_agent::{Agent, EventSink};
+use hermes_protocol::{Event, Op, SessionEvent};
+use hermes_tools::approval::ApprovalGate;
+use hermes_tools::builtin::memory::MemoryTool;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::drive::{Channels, Signals, drive};
+use super::{SessionInfo, ToolInfo};
+use crate::assemble::Assembled;
+use crate::endpoint::Endpoint;
+use crate::error::explain;
+use crate::questions::Questions;
+use crate::services::Services;
+use crate::spec::SessionSpec;
+use crate::store::SessionStore;
+
+/// Everything one session owns.
+pub(crate) struct SessionTask {
+    pub(super) agent: Agent,
+    pub(super) services: Services,
+    pub(super) spec: SessionSpec,
+    pub(super) endpoint: Endpoint,
+    pub(super) memory_tool: Option<MemoryTool>,
+    pub(super) toolsets: Vec<String>,
+    pub(super) preload: Option<String>,
+    pub(super) gate: Arc<ApprovalGate>,
+    pub(super) questions: Arc<Questions>,
+    pub(super) sink: EventSink,
+    pub(super) internal: mpsc::UnboundedReceiver<Event>,
+    pub(super) store: Option<Arc<dyn SessionStore>>,
+    pub(super) queue: VecDeque<(u64, Op)>,
+    /// The system prompt before any overlay (`SetPromptOverlay`).
+    pub(super) base_prompt: Option<String>,
+    /// The last message sent, for `Retry` after it was never answered.
+    pub(super) last_input: Option<String>,
+}
+
+/// Where the task's output goes.
+pub(super) struct Outlet {
+    pub(super) out: mpsc::Sender<SessionEvent>,
+    pub(super) info: watch::Sender<SessionInfo>,
+}
+
+impl Outlet {
+    /// Sends `event` for submission `id` (dropped if the front-end went away).
+    pub(super) async fn emit(&self, id: u64, event: Event) {
+        let _ = self
+            .out
+            .send(SessionEvent {
+                submission: id,
+                event,
+            })
+            .await;
+    }
+}
+
+impl SessionTask {
+    /// A task for an assembled session.
+    pub(crate) fn new(services: Services, spec: SessionSpec, built: Assembled) -> Self {
+        let (sink, internal) = built.events;
+        Self {
+            agent: built.agent,
+            services,
+            spec,
+            endpoint: built.endpoint,
+            memory_tool: built.memory_tool,
+            toolsets: built.toolsets,
+            preload: built.preload,
+            gate: built.gate,
+            questions: built.questions,
+            sink,
+            internal,
+            store: built.store,
+            queue: VecDeque::new(),
+            base_prompt: None,
+            last_input: None,
+        }
+    }
+
+    /// The session as front-ends see it.
+    pub(crate) fn info(&self) -> SessionInfo {
+        let tools = self.agent.tools();
+        let mut listed: Vec<ToolInfo> = tools
+            .names()
+            .filter_map(|n| {
+                tools.get(n).map(|t| ToolInfo {
+                    name: n.to_owned(),
+                    emoji: t.emoji().to_owned(),
+                })
+            })
+            .collect();
+        listed.sort_by(|a, b| a.name.cmp(&b.name));
+        let messages = self.agent.messages();
+        let chars: usize = messages.iter().map(|m| m.text().len()).sum();
+        SessionInfo {
+            session_id: self.agent.options().session_id.clone(),
+            model: self.agent.active_route().model.clone(),
+            provider: self.endpoint.provider.clone(),
+            base_url: self.endpoint.base_url.clone(),
+            toolsets: self.toolsets.clone(),
+            tools: listed,
+            messages: messages.len(),
+            approx_tokens: (chars / 4) as u64,
+            context_length: self.agent.context_length(),
+            yolo: self.gate.mode() == hermes_tools::approval::ApprovalMode::Off,
+            recorded: self.store.is_some(),
+            cwd: self.spec.cwd.clone(),
+        }
+    }
+
+    /// Takes submissions until the front-end hangs up or asks to shut down.
+    pub(crate) async fn run(
+        mut self,
+        mut ops: mpsc::UnboundedReceiver<(u64, Op)>,
+        out: mpsc::Sender<SessionEvent>,
+        info: watch::Sender<SessionInfo>,
+    ) {
+        let outlet = Outlet { out, info };
+        loop {
+            let (id, op) = match self.queue.pop_front() {
+                Some(next) => next,
+                None => match ops.recv().await {
+                    Some(next) => next,
+                    None => return,
+                },
+            };
+            let stop = self.handle(id, op, &mut ops, &outlet).await;
+            let _ = outlet.info.send(self.info());
+            if stop {
+                return;
+            }
+        }
+    }
+
+    async fn handle(
+        &mut self,
+        id: u64,
+        op: Op,
+        ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
+        outlet: &Outlet,
+    ) -> bool {
+        match op {
+            // With no turn running, a steer is just the next message.
+            Op::UserInput { text } | Op::Steer { text } => self.turn(id, text, ops, outlet).await,
+            // Signals with nothing running to act on.
+            Op::Interrupt | Op::ApprovalAnswer { .. } | Op::ClarifyAnswer { .. } => {}
+            Op::Retry => match self.retry_text() {
+                Some(text) => self.turn(id, text, ops, outlet).await,
+                None => {
+                    outlet
+                        .emit(
+                            id,
+                            Event::Error {
+                                message: "No message to retry.".into(),
+                            },
+                        )
+                        .await;
+                }
+            },
+            Op::Compress { focus } => self.compress(id, focus, ops, outlet).await,
+            Op::Shutdown { reason } => {
+                if let Err(e) = self.agent.end_session(&reason) {
+                    outlet
+                        .emit(
+                            id,
+                            Event::Status {
+                                message: format!("could not close the session record: {e}"),
+                            },
+                        )
+                        .await;
+                }
+                outlet.emit(id, Event::ShutdownComplete).await;
+                return true;
+            }
+            other => {
+                let event = self.command(other);
+                outlet.emit(id, event).await;
+            }
+        }
+        false
+    }
+
+    /// What `Retry` sends: the last turn's message (undone first), else the
+    /// last message sent.
+    fn retry_text(&mut self) -> Option<String> {
+        match self.agent.undo_turns(1) {
+            Ok(Some((text, _))) => Some(text),
+            Ok(None) | Err(_) => self.last_input.clone(),
+        }
+    }
+
+    /// One user turn, with signals handled while it runs.
+    async fn turn(
+        &mut self,
+        id: u64,
+        text: String,
+        ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
+        outlet: &Outlet,
+    ) {
+        self.last_input = Some(text.clone());
+        // `-s` skills ride in front of the first message.
+        let input = match self.preload.take() {
+            Some(skills) => format!("{skills}\n\n{text}"),
+            None => text,
+        };
+        if let Some(memory) = &self.memory_tool {
+            memory.reset_turn();
+        }
+        let cancel = CancellationToken::new();
+        let steer = self.agent.steer_handle();
+        let (outcome, held) = drive(
+            id,
+            self.agent.run_turn(&input, &self.sink, &cancel),
+            Channels {
+                ops,
+                internal: &mut self.internal,
+                out: &outlet.out,
+                questions: &self.questions,
+                queue: &mut self.queue,
+            },
+            Signals {
+                cancel: &cancel,
+                steer: &steer,
+            },
+        )
+        .await;
+        if let Some(text) = steer.take() {
+            outlet.emit(id, Event::SteerUnused { text }).await;
+        }
+        for event in held {
+            outlet.emit(id, event).await;
+        }
+        if let Err(e) = outcome {
+            let message = explain(&e, &self.endpoint);
+            outlet.emit(id, Event::Error { message }).await;
+        }
+    }
+
+    /// `Compress`: summarise the middle of the conversation now.
+    async fn compress(
+        &mut self,
+        id: u64,
+        focus: Option<String>,
+        ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
+        outlet: &Outlet,
+    ) {
+        let before = self.agent.messages().len();
+        let cancel = CancellationToken::new();
+        let steer = self.agent.steer_handle();
+        let focus = focus.filter(|f| !f.trim().is_empty());
+        let (outcome, held) = drive(
+            id,
+            self.agent.compress(focus.as_deref(), &self.sink, &cancel),
+            Channels {
+                ops,
+                internal: &mut self.internal,
+                out: &outlet.out,
+                questions: &self.questions,
+                queue: &mut self.queue,
+            },
+            Signals {
+                cancel: &cancel,
+                steer: &steer,
+            },
+        )
+        .await;
+        for event in held {
+            outlet.emit(id, event).await;
+        }
+        let event = match outcome {
+            Ok(_) => Event::Compressed {
+                before,
+                after: self.agent.messages().len(),
+            },
+            Err(e) => Event::Error {
+                message: explain(&e, &self.endpoint),
+            },
+        };
+        outlet.emit(id, event).await;
+    }
+}

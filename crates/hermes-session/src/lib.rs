@@ -1,0 +1,44 @@
+//! The session runtime every front-end shares. [`Setup`] loads the home and
+//! configuration; a [`SessionManager`] turns a [`SessionSpec`] into a running
+//! [`Conversation`] — provider resolution and fallbacks, the credential pool,
+//! tools and toolsets, the approval gate, the prompt and memory snapshot,
+//! compression and its auxiliary model, delegation, the session store — and
+//! runs many of them at once, sharing one HTTP pool, one provider per
+//! endpoint and one store. Front-ends send [`hermes_protocol::Op`]s and read
+//! [`hermes_protocol::SessionEvent`]s; questions to a person (approvals,
+//! `clarify`) are events answered with ops.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod assemble;
+pub mod auxiliary;
+pub mod bundled_skills;
+mod conversation;
+mod delegation;
+pub mod endpoint;
+mod error;
+mod manager;
+pub mod personality;
+mod prompt;
+mod questions;
+mod services;
+pub mod session_id;
+mod setup;
+pub mod skills;
+mod spec;
+pub mod store;
+
+pub use conversation::{Conversation, EVENT_BUFFER, SessionInfo, Submitter, ToolInfo};
+pub use endpoint::{Endpoint, SetupError};
+pub use error::{SessionError, explain};
+pub use manager::SessionManager;
+pub use questions::{CLARIFY_TIMEOUT_TEXT, DEFAULT_CLARIFY_TIMEOUT, approval_gate};
+pub use services::Services;
+pub use setup::Setup;
+pub use spec::{Notice, SessionSpec};
+pub use store::{ResumeRequest, SessionStore, SqliteStore, StoreError};
+
+/// File name of the default embedded model in `$HERMES_HOME/models` (kept
+/// here so builds without the `local` feature still recognise it).
+pub const DEFAULT_LOCAL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+pub use conversation::resolve_model_target;

@@ -1,0 +1,288 @@
+//! What every session of a process shares: the loaded setup, one HTTP
+//! connection pool, one provider per endpoint (so one credential pool per
+//! provider, and the embedded model loaded once), and one session store.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use hermes_llm::api_mode::ApiMode;
+use hermes_llm::credentials::{
+    BuildWithKey, CredentialPool, PooledProvider, Strategy, SystemClock,
+};
+use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provider, SharedHttp};
+
+use crate::endpoint::{self, Endpoint, SetupError};
+use crate::error::SessionError;
+use crate::setup::Setup;
+use crate::store::{SessionStore, SqliteStore};
+
+/// How long a new TCP/TLS connection to a provider may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Shared resources; cheap to clone (everything is behind `Arc`s).
+#[derive(Clone)]
+pub struct Services {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    setup: Setup,
+    http: OnceLock<Result<SharedHttp, String>>,
+    providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
+    store: Result<Arc<dyn SessionStore>, String>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("home", &self.inner.setup.home)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Services {
+    /// Services over `setup`, with `state.db` in its home as the store. A store
+    /// that cannot be opened turns history off (see [`Services::store_problem`]).
+    pub fn new(setup: Setup) -> Self {
+        let store = SqliteStore::open(&setup.home.state_db())
+            .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
+            .map_err(|e| e.0);
+        Self::with_store(setup, store)
+    }
+
+    /// Services that record nothing (for commands that only talk to providers).
+    pub fn without_store(setup: Setup) -> Self {
+        Self::with_store(setup, Err("no session store in this command".into()))
+    }
+
+    /// Services over `setup` with another session store (or none, with the reason).
+    pub fn with_store(setup: Setup, store: Result<Arc<dyn SessionStore>, String>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                setup,
+                http: OnceLock::new(),
+                providers: Mutex::new(HashMap::new()),
+                store,
+            }),
+        }
+    }
+
+    /// The setup every session is built from.
+    pub fn setup(&self) -> &Setup {
+        &self.inner.setup
+    }
+
+    /// The session store, when it could be opened.
+    pub fn store(&self) -> Option<Arc<dyn SessionStore>> {
+        self.inner.store.as_ref().ok().cloned()
+    }
+
+    /// Why there is no store, when there is none.
+    pub fn store_problem(&self) -> Option<String> {
+        self.inner.store.as_ref().err().map(|e| {
+            format!(
+                "session history is off: cannot open {}: {e}",
+                self.inner.setup.home.state_db().display()
+            )
+        })
+    }
+
+    /// The process's HTTP client (built on first use).
+    fn http(&self) -> Result<SharedHttp, LlmError> {
+        self.inner
+            .http
+            .get_or_init(|| SharedHttp::new(CONNECT_TIMEOUT).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(LlmError::Config)
+    }
+
+    /// The provider for a remote endpoint, shared by every session using it;
+    /// keys come from the credential pool in `auth.json` when it holds any.
+    pub fn remote(&self, ep: &Endpoint) -> Result<Arc<dyn Provider>, SessionError> {
+        let config = &self.inner.setup.config;
+        let key = format!(
+            "{}|{}|{:?}|{}|{:?}",
+            ep.provider,
+            ep.base_url,
+            ep.api_mode,
+            ep.api_key.as_deref().unwrap_or(""),
+            endpoint::envelope_cache(ep, config),
+        );
+        let mut cache = self
+            .inner
+            .providers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = cache.get(&key) {
+            return Ok(found.clone());
+        }
+        let built = self.build_remote(ep)?;
+        cache.insert(key, built.clone());
+        Ok(built)
+    }
+
+    fn build_remote(&self, ep: &Endpoint) -> Result<Arc<dyn Provider>, SessionError> {
+        let setup = &self.inner.setup;
+        let auth = setup.home.root().join("auth.json");
+        if auth.is_file() {
+            let strategy = setup
+                .config
+                .sections
+                .credential_pool_strategies
+                .get(&ep.provider)
+                .and_then(serde_json::Value::as_str);
+            let pool = CredentialPool::load(
+                &auth,
+                &ep.provider,
+                Strategy::resolve(strategy),
+                Arc::new(SystemClock),
+            )
+            .map_err(|e| SessionError::Provider(format!("{}: {e}", auth.display())))?;
+            if pool.has_credentials() {
+                let template = ep.clone();
+                let services = self.clone();
+                let build: BuildWithKey = Box::new(move |key| {
+                    let keyed = Endpoint {
+                        api_key: Some(key.to_owned()),
+                        ..template.clone()
+                    };
+                    services
+                        .transport(&keyed)
+                        .map_err(|e| LlmError::Config(e.to_string()))
+                });
+                if let Some(pooled) = PooledProvider::new(ep.provider.clone(), pool, build)? {
+                    return Ok(Arc::new(pooled));
+                }
+            }
+        }
+        self.transport(ep)
+    }
+
+    /// The transport for `ep`'s wire protocol.
+    fn transport(&self, ep: &Endpoint) -> Result<Arc<dyn Provider>, SessionError> {
+        let setup = &self.inner.setup;
+        let (config, env) = (&setup.config, &setup.env);
+        let http = Some(self.http()?);
+        let provider: Arc<dyn Provider> = match ep.api_mode {
+            ApiMode::ChatCompletions => Arc::new(ChatCompletionsProvider::new(
+                ep.provider.clone(),
+                ChatCompletionsConfig {
+                    api_key: ep.api_key.clone(),
+                    prompt_cache: endpoint::envelope_cache(ep, config),
+                    http,
+                    ..ChatCompletionsConfig::new(ep.base_url.clone())
+                },
+            )?),
+            ApiMode::AnthropicMessages => {
+                let cfg = hermes_llm::AnthropicConfig {
+                    reasoning_effort: config.sections.reasoning_effort.clone(),
+                    cache_ttl: endpoint::cache_ttl(config),
+                    http,
+                    ..hermes_llm::AnthropicConfig::new(
+                        ep.base_url.clone(),
+                        ep.api_key.clone().unwrap_or_default(),
+                    )
+                };
+                Arc::new(hermes_llm::AnthropicProvider::new(
+                    ep.provider.clone(),
+                    cfg,
+                )?)
+            }
+            ApiMode::CodexResponses => Arc::new(hermes_llm::ResponsesProvider::new(
+                ep.provider.clone(),
+                hermes_llm::ResponsesConfig {
+                    api_key: ep.api_key.clone(),
+                    http,
+                    ..hermes_llm::ResponsesConfig::new(ep.base_url.clone())
+                },
+            )?),
+            ApiMode::BedrockConverse => {
+                let auth =
+                    endpoint::bedrock_auth(env).ok_or_else(|| SetupError::NoAwsCredentials {
+                        home: env.get("HERMES_HOME").unwrap_or("$HERMES_HOME").to_owned(),
+                    })?;
+                // The region in the signature must be the endpoint's; a proxy or
+                // custom endpoint falls back to the configured one.
+                let region = hermes_llm::bedrock::region_from_endpoint(&ep.base_url)
+                    .unwrap_or_else(|| endpoint::bedrock_region(config, env));
+                let cfg = hermes_llm::BedrockConfig {
+                    http,
+                    ..hermes_llm::BedrockConfig::new(ep.base_url.clone(), region, auth)
+                };
+                Arc::new(hermes_llm::BedrockProvider::new(ep.provider.clone(), cfg)?)
+            }
+        };
+        Ok(provider)
+    }
+
+    /// The embedded model at `path` (loaded once per process), or the default
+    /// GGUF in `$HERMES_HOME/models` when `path` is `None`. Returns the provider
+    /// and the model's path as its name.
+    pub fn local(&self, path: Option<&str>) -> Result<(Arc<dyn Provider>, String), SessionError> {
+        let path = self.local_path(path);
+        let name = path.display().to_string();
+        let key = format!("local|{name}");
+        let mut cache = self
+            .inner
+            .providers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = cache.get(&key) {
+            return Ok((found.clone(), name));
+        }
+        let built = self.start_local(&path)?;
+        cache.insert(key, built.clone());
+        Ok((built, name))
+    }
+
+    fn local_path(&self, path: Option<&str>) -> PathBuf {
+        match path {
+            Some(p) => PathBuf::from(p),
+            None => self
+                .inner
+                .setup
+                .home
+                .models_dir()
+                .join(crate::DEFAULT_LOCAL_FILE),
+        }
+    }
+
+    #[cfg(feature = "local")]
+    fn start_local(&self, path: &std::path::Path) -> Result<Arc<dyn Provider>, SessionError> {
+        let setup = &self.inner.setup;
+        let section = &setup.config.sections.local;
+        let mut local = hermes_local::LocalConfig::new(path);
+        if let Some(n) = setup
+            .config
+            .model
+            .context_length
+            .and_then(|n| u32::try_from(n).ok())
+        {
+            local.context_length = n;
+        }
+        if let Some(t) = hermes_state::settings::lenient::count(section.threads) {
+            local.threads = usize::try_from(t).unwrap_or(1).max(1);
+        }
+        // `local.prompt_cache: false` keeps nothing between runs.
+        if section.prompt_cache != Some(false) {
+            local.prompt_cache = Some(setup.home.cache_dir().join("local_prompt"));
+        }
+        let provider = hermes_local::LocalProvider::start(local)
+            .map_err(|e| SessionError::Provider(e.to_string()))?;
+        Ok(Arc::new(provider))
+    }
+
+    #[cfg(not(feature = "local"))]
+    fn start_local(&self, _path: &std::path::Path) -> Result<Arc<dyn Provider>, SessionError> {
+        Err(SessionError::Provider(
+            "this hermes was built without the embedded model (cargo feature `local`): configure a remote provider instead".into(),
+        ))
+    }
+
+    /// Whether the default embedded model has been fetched (and can run in this build).
+    pub fn local_model_available(&self) -> bool {
+        cfg!(feature = "local") && self.local_path(None).is_file()
+    }
+}

@@ -1,0 +1,63 @@
+//! What a front-end asks for when it starts a session.
+
+use std::path::PathBuf;
+
+use crate::store::ResumeRequest;
+
+/// A session to start: overrides of the configuration (the CLI's flags, an
+/// API request's model, a chat's settings) plus where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSpec {
+    /// `--provider`: the provider id, overriding `model.provider`.
+    pub provider: Option<String>,
+    /// `-m`: the model, overriding `model.default`.
+    pub model: Option<String>,
+    /// `-t`: the toolsets, overriding `toolsets:`.
+    pub toolsets: Option<Vec<String>>,
+    /// Who runs it, as stored in `sessions.source` (`cli`, `api_server`, `telegram` …);
+    /// also the platform the system prompt names.
+    pub source: String,
+    /// An earlier session to continue.
+    pub resume: Option<ResumeRequest>,
+    /// Skills whose text rides in front of the first message (`-s`).
+    pub skills: Vec<String>,
+    /// Dangerous commands run without asking (`--yolo`).
+    pub yolo: bool,
+    /// API calls per turn (`--max-turns`), overriding `agent.max_turns`.
+    pub max_turns: Option<u32>,
+    /// The working directory tools run in.
+    pub cwd: PathBuf,
+    /// `--ignore-rules`: no SOUL.md, context files or memory.
+    pub ignore_rules: bool,
+    /// A person can answer questions (approvals, `clarify`) through events;
+    /// otherwise dangerous commands are refused and `clarify` says nobody is there.
+    pub interactive: bool,
+}
+
+impl SessionSpec {
+    /// A session for `source` in `cwd` with everything else from the configuration.
+    pub fn new(source: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            provider: None,
+            model: None,
+            toolsets: None,
+            source: source.into(),
+            resume: None,
+            skills: Vec::new(),
+            yolo: false,
+            max_turns: None,
+            cwd: cwd.into(),
+            ignore_rules: false,
+            interactive: false,
+        }
+    }
+}
+
+/// Something worth telling the user when a session starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Information (the offline fallback in use).
+    Info(String),
+    /// A problem the session works around (history off, a file blocked …).
+    Warning(String),
+}
