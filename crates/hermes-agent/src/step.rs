@@ -90,6 +90,13 @@ impl TurnMachine {
         self.call(Before::Nothing)
     }
 
+    /// The first step of a turn resumed after its model call: run the tools
+    /// that reply asked for (the call counts against the budget).
+    pub fn resume(&mut self) -> Step {
+        self.kind = self.budget.next_call();
+        Step::RunTools
+    }
+
     /// Calls counted against the budget so far.
     pub fn calls_used(&self) -> u32 {
         self.budget.used()

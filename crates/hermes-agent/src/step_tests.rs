@@ -259,3 +259,15 @@ fn refunds_give_calls_back() {
     );
     assert_eq!(m.calls_used(), 1);
 }
+
+#[test]
+fn a_resumed_turn_starts_with_its_tools_and_counts_the_call() {
+    let mut m = TurnMachine::new(1);
+    assert_eq!(m.resume(), Step::RunTools);
+    assert_eq!(m.calls_used(), 1);
+    assert_eq!(
+        m.after_tools(false),
+        call(CallKind::Grace, Before::Nothing),
+        "the reply's call used the budget of one"
+    );
+}

@@ -143,10 +143,27 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-#[derive(Debug, Default)]
+/// Computes the reply to a model call from the request itself (see
+/// [`MockServer::respond_with`]); `None` leaves the request unanswered (500).
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
+
+#[derive(Default)]
 pub(crate) struct State {
     pub replies: VecDeque<Reply>,
     pub requests: Vec<RecordedRequest>,
+    pub responder: Option<Responder>,
+    /// Stop recording request bodies (load tests with many requests).
+    pub forget_bodies: bool,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("replies", &self.replies.len())
+            .field("requests", &self.requests.len())
+            .field("responder", &self.responder.is_some())
+            .finish()
+    }
 }
 
 pub(crate) type Shared = Arc<Mutex<State>>;
@@ -221,6 +238,22 @@ impl MockServer {
     /// Queues several replies, in order.
     pub fn push_all(&self, replies: impl IntoIterator<Item = Reply>) {
         lock(&self.state).replies.extend(replies);
+    }
+
+    /// Answers model calls that no queued reply is meant for with `responder`'s
+    /// reply for the request (a script that follows each conversation's state,
+    /// for tests with many concurrent conversations).
+    pub fn respond_with(
+        &self,
+        responder: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) {
+        lock(&self.state).responder = Some(Arc::new(responder));
+    }
+
+    /// Keeps recording requests but drops their bodies, so a load test's
+    /// memory stays flat.
+    pub fn forget_bodies(&self) {
+        lock(&self.state).forget_bodies = true;
     }
 
     /// Every request received so far, in arrival order.

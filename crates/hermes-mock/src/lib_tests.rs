@@ -172,3 +172,32 @@ async fn works_inside_a_tokio_runtime() {
     assert!(status.starts_with("HTTP/1.1 200"));
     drop(server);
 }
+
+#[test]
+fn a_responder_answers_what_the_queue_does_not_and_bodies_can_be_forgotten() {
+    let server = MockServer::start();
+    server.push(Reply::text("queued").for_request_containing("first"));
+    server.respond_with(|req| {
+        let n = req.body["messages"].as_array().map_or(0, Vec::len);
+        (n < 3).then(|| Reply::text(format!("computed for {n}")))
+    });
+    let ask = |n: usize, marker: &str| {
+        let messages: Vec<Value> = (0..n)
+            .map(|_| json!({"role": "user", "content": marker}))
+            .collect();
+        let body = json!({"model": "m", "messages": messages}).to_string();
+        exchange(&server, "POST", "/v1/chat/completions", &body)
+    };
+    let (_, r) = ask(1, "first");
+    assert!(body_of(&r).contains("queued"), "{r}");
+    let (_, r) = ask(2, "other");
+    assert!(body_of(&r).contains("computed for 2"), "{r}");
+    let (status, _) = ask(3, "other");
+    assert!(status.contains("500"), "the responder declined: {status}");
+    server.forget_bodies();
+    let _ = ask(1, "later");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(!requests[2].raw_body.is_empty());
+    assert!(requests[3].raw_body.is_empty() && requests[3].body.is_null());
+}

@@ -88,18 +88,40 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
         info.stream = path.ends_with("/converse-stream");
         info.model = recorded.bedrock_model();
     }
+    // The first queued reply meant for this request (reserved for a marker its
+    // body contains, or unreserved), else the responder's. Picked and recorded
+    // under one lock, so requests are recorded in the order replies go out.
     let mut guard = lock(state);
-    guard.requests.push(recorded);
+    let pick = is_chat
+        .then(|| {
+            guard.replies.iter().position(|r| {
+                r.only_for
+                    .as_deref()
+                    .is_none_or(|marker| recorded.raw_body.contains(marker))
+            })
+        })
+        .flatten();
+    let reply = match pick.and_then(|i| guard.replies.remove(i)) {
+        Some(reply) => Some(reply),
+        None if is_chat => guard
+            .responder
+            .clone()
+            .and_then(|respond| respond(&recorded)),
+        None => None,
+    };
+    if guard.forget_bodies {
+        guard.requests.push(RecordedRequest {
+            body: Value::Null,
+            raw_body: String::new(),
+            ..recorded
+        });
+    } else {
+        guard.requests.push(recorded);
+    }
+    drop(guard);
     if is_chat {
         const NONE_LEFT: &str = "hermes-mock: no scripted reply left";
-        // The first reply meant for this request: either reserved for a marker
-        // its body contains, or unreserved.
-        let pick = guard.replies.iter().position(|r| {
-            r.only_for
-                .as_deref()
-                .is_none_or(|marker| raw_body_of_last(&guard.requests).contains(marker))
-        });
-        return match pick.and_then(|i| guard.replies.remove(i)) {
+        return match reply {
             Some(reply) => Answer::Scripted(Box::new(reply), info),
             None => Answer::Plain(
                 500,
@@ -113,7 +135,6 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
             ),
         };
     }
-    drop(guard);
     if path.ends_with("/models") {
         let list = json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]});
         return Answer::Plain(200, list.to_string());
@@ -122,10 +143,6 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
         404,
         json!({"error": {"message": "hermes-mock: unknown route"}}).to_string(),
     )
-}
-
-fn raw_body_of_last(requests: &[RecordedRequest]) -> &str {
-    requests.last().map_or("", |r| r.raw_body.as_str())
 }
 
 async fn pause(d: Option<Duration>) {

@@ -67,6 +67,10 @@ pub enum Op {
     /// Undo the last turn and send its message again (or resend the last
     /// message when it was never answered).
     Retry,
+    /// Finish a turn that was cut short after the model asked for tools (the
+    /// process stopped while an approval was pending, and the session was
+    /// resumed): run those calls, asking again where needed, and carry on.
+    ContinueTurn,
     /// Summarise the middle of the conversation now.
     Compress {
         /// A topic the summary should keep in detail.

@@ -79,6 +79,9 @@ pub enum AgentError {
         /// What happened.
         message: String,
     },
+    /// `continue_turn` found no tool calls left to run.
+    #[error("there is no unfinished turn to continue: the last reply has no tool calls waiting")]
+    NothingToContinue,
     /// The model kept answering with nothing (no text, no tool calls).
     #[error(
         "the model returned an empty reply {attempts} times in a row ({model}); try again, or switch models with -m / --provider"

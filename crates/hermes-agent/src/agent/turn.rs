@@ -52,7 +52,41 @@ impl Agent {
     ) -> Result<TurnResult, AgentError> {
         self.push(Message::user(input), events);
         self.guardrails.reset();
-        let outcome = self.drive(events, cancel).await;
+        let outcome = self.drive(None, events, cancel).await;
+        self.finish_turn(outcome, events)
+    }
+
+    /// Tool calls of the last reply that never ran: a turn cut short after the
+    /// model asked for tools (a crash while an approval was pending) and resumed.
+    pub fn pending_tool_calls(&self) -> usize {
+        self.messages
+            .last()
+            .filter(|m| m.role == Role::Assistant)
+            .map_or(0, |m| m.tool_calls.len())
+    }
+
+    /// Finishes a turn that was cut short after the model asked for tools: runs
+    /// those calls (through the approval gate again) and carries on as the turn
+    /// would have. The reply is already stored, so it is not written again.
+    pub async fn continue_turn(
+        &mut self,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<TurnResult, AgentError> {
+        if self.pending_tool_calls() == 0 {
+            return Err(AgentError::NothingToContinue);
+        }
+        let reply = self.messages.pop();
+        self.guardrails.reset();
+        let outcome = self.drive(reply, events, cancel).await;
+        self.finish_turn(outcome, events)
+    }
+
+    fn finish_turn(
+        &mut self,
+        outcome: Result<TurnResult, AgentError>,
+        events: &EventSink,
+    ) -> Result<TurnResult, AgentError> {
         self.drop_scaffolding();
         let result = outcome?;
         let _ = events.send(Event::TurnComplete {
@@ -64,16 +98,22 @@ impl Agent {
         Ok(result)
     }
 
+    /// Drives the turn from a fresh model call, or from `resumed` (a stored
+    /// reply whose tool calls never ran).
     async fn drive(
         &mut self,
+        resumed: Option<Message>,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<TurnResult, AgentError> {
         let turn_start = self.messages.len();
         let mut machine = TurnMachine::new(self.options.max_turns);
         let mut tally = Tally::default();
-        let mut step = machine.start();
-        let mut reply = Message::assistant(String::new());
+        let mut reply_stored = resumed.is_some();
+        let (mut step, mut reply) = match resumed {
+            Some(reply) => (machine.resume(), reply),
+            None => (machine.start(), Message::assistant(String::new())),
+        };
         let mut halt = None;
         loop {
             match step {
@@ -99,8 +139,9 @@ impl Agent {
                 }
                 Step::RunTools => {
                     halt = self
-                        .run_tools(&mut reply, &mut machine, events, cancel)
+                        .run_tools(&mut reply, reply_stored, &mut machine, events, cancel)
                         .await?;
+                    reply_stored = false;
                     step = machine.after_tools(halt.is_some());
                 }
                 Step::Finish(reason) => {
@@ -222,16 +263,19 @@ impl Agent {
     async fn run_tools(
         &mut self,
         reply: &mut Message,
+        reply_stored: bool,
         machine: &mut TurnMachine,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<Option<crate::guardrails::Decision>, AgentError> {
         {
             let prepared = self.prepare_calls(reply, events);
-            self.push(
-                std::mem::replace(reply, Message::assistant(String::new())),
-                events,
-            );
+            let reply = std::mem::replace(reply, Message::assistant(String::new()));
+            if reply_stored {
+                self.messages.push(reply);
+            } else {
+                self.push(reply, events);
+            }
             let ctx = ToolContext {
                 cwd: self.options.cwd.clone(),
                 cancel: cancel.child_token(),

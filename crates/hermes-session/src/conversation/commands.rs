@@ -61,6 +61,7 @@ impl SessionTask {
             | Op::ApprovalAnswer { .. }
             | Op::ClarifyAnswer { .. }
             | Op::Retry
+            | Op::ContinueTurn
             | Op::Compress { .. }
             | Op::Shutdown { .. } => Event::Ack,
         }

@@ -58,6 +58,8 @@ pub struct SessionInfo {
     pub yolo: bool,
     /// The session is recorded in the store.
     pub recorded: bool,
+    /// Tool calls of an unfinished turn waiting to run (see [`Op::ContinueTurn`]).
+    pub pending_tool_calls: usize,
     /// The working directory.
     pub cwd: PathBuf,
 }

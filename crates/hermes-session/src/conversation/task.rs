@@ -111,6 +111,7 @@ impl SessionTask {
             context_length: self.agent.context_length(),
             yolo: self.gate.mode() == hermes_tools::approval::ApprovalMode::Off,
             recorded: self.store.is_some(),
+            pending_tool_calls: self.agent.pending_tool_calls(),
             cwd: self.spec.cwd.clone(),
         }
     }
@@ -148,11 +149,14 @@ impl SessionTask {
     ) -> bool {
         match op {
             // With no turn running, a steer is just the next message.
-            Op::UserInput { text } | Op::Steer { text } => self.turn(id, text, ops, outlet).await,
+            Op::UserInput { text } | Op::Steer { text } => {
+                self.turn(id, Some(text), ops, outlet).await;
+            }
+            Op::ContinueTurn => self.turn(id, None, ops, outlet).await,
             // Signals with nothing running to act on.
             Op::Interrupt | Op::ApprovalAnswer { .. } | Op::ClarifyAnswer { .. } => {}
             Op::Retry => match self.retry_text() {
-                Some(text) => self.turn(id, text, ops, outlet).await,
+                Some(text) => self.turn(id, Some(text), ops, outlet).await,
                 None => {
                     outlet
                         .emit(
@@ -196,28 +200,37 @@ impl SessionTask {
         }
     }
 
-    /// One user turn, with signals handled while it runs.
+    /// One turn, with signals handled while it runs: a user message, or
+    /// (`None`) the unfinished turn a resumed session stopped in.
     async fn turn(
         &mut self,
         id: u64,
-        text: String,
+        text: Option<String>,
         ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
         outlet: &Outlet,
     ) {
-        self.last_input = Some(text.clone());
-        // `-s` skills ride in front of the first message.
-        let input = match self.preload.take() {
-            Some(skills) => format!("{skills}\n\n{text}"),
-            None => text,
-        };
+        let input = text.map(|text| {
+            self.last_input = Some(text.clone());
+            // `-s` skills ride in front of the first message.
+            match self.preload.take() {
+                Some(skills) => format!("{skills}\n\n{text}"),
+                None => text,
+            }
+        });
         if let Some(memory) = &self.memory_tool {
             memory.reset_turn();
         }
         let cancel = CancellationToken::new();
         let steer = self.agent.steer_handle();
+        let work = async {
+            match &input {
+                Some(input) => self.agent.run_turn(input, &self.sink, &cancel).await,
+                None => self.agent.continue_turn(&self.sink, &cancel).await,
+            }
+        };
         let (outcome, held) = drive(
             id,
-            self.agent.run_turn(&input, &self.sink, &cancel),
+            work,
             Channels {
                 ops,
                 internal: &mut self.internal,
