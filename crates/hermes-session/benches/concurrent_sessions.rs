@@ -5,7 +5,12 @@
 //! `cargo bench -p hermes-session --bench concurrent_sessions [-- N]` (default 500).
 //! The mock runs in a child process (this binary with `--mock`), so the peak
 //! RSS reported is the runtime's own.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
