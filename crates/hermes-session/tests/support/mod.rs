@@ -1,4 +1,5 @@
 //! A Hermes home pointed at the scripted mock, and helpers to drive sessions.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
 
 use std::path::PathBuf;
