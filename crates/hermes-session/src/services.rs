@@ -110,6 +110,16 @@ impl Services {
             ep.api_key.as_deref().unwrap_or(""),
             endpoint::envelope_cache(ep, config),
         );
+        self.cached(key, || self.build_remote(ep))
+    }
+
+    /// The provider cached under `key`, built by `build` on first use (under the
+    /// lock, so concurrent sessions never build the same endpoint twice).
+    fn cached(
+        &self,
+        key: String,
+        build: impl FnOnce() -> Result<Arc<dyn Provider>, SessionError>,
+    ) -> Result<Arc<dyn Provider>, SessionError> {
         let mut cache = self
             .inner
             .providers
@@ -118,7 +128,7 @@ impl Services {
         if let Some(found) = cache.get(&key) {
             return Ok(found.clone());
         }
-        let built = self.build_remote(ep)?;
+        let built = build()?;
         cache.insert(key, built.clone());
         Ok(built)
     }
@@ -223,18 +233,8 @@ impl Services {
     pub fn local(&self, path: Option<&str>) -> Result<(Arc<dyn Provider>, String), SessionError> {
         let path = self.local_path(path);
         let name = path.display().to_string();
-        let key = format!("local|{name}");
-        let mut cache = self
-            .inner
-            .providers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = cache.get(&key) {
-            return Ok((found.clone(), name));
-        }
-        let built = self.start_local(&path)?;
-        cache.insert(key, built.clone());
-        Ok((built, name))
+        let provider = self.cached(format!("local|{name}"), || self.start_local(&path))?;
+        Ok((provider, name))
     }
 
     fn local_path(&self, path: Option<&str>) -> PathBuf {

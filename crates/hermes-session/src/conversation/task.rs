@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use hermes_agent::{Agent, EventSink};
+use hermes_agent::{Agent, AgentError, EventSink};
 use hermes_protocol::{Event, Op, SessionEvent};
 use hermes_tools::approval::ApprovalGate;
 use hermes_tools::builtin::memory::MemoryTool;
@@ -40,6 +40,16 @@ pub(crate) struct SessionTask {
     pub(super) base_prompt: Option<String>,
     /// The last message sent, for `Retry` after it was never answered.
     pub(super) last_input: Option<String>,
+}
+
+/// What a long-running op does with the agent.
+enum Work {
+    /// A user turn with this message.
+    Message(String),
+    /// The unfinished turn a resumed session stopped in.
+    Continue,
+    /// A compression, with its focus topic.
+    Compress(Option<String>),
 }
 
 /// Where the task's output goes.
@@ -220,31 +230,12 @@ impl SessionTask {
         if let Some(memory) = &self.memory_tool {
             memory.reset_turn();
         }
-        let cancel = CancellationToken::new();
-        let steer = self.agent.steer_handle();
-        let work = async {
-            match &input {
-                Some(input) => self.agent.run_turn(input, &self.sink, &cancel).await,
-                None => self.agent.continue_turn(&self.sink, &cancel).await,
-            }
+        let work = match input {
+            Some(text) => Work::Message(text),
+            None => Work::Continue,
         };
-        let (outcome, held) = drive(
-            id,
-            work,
-            Channels {
-                ops,
-                internal: &mut self.internal,
-                out: &outlet.out,
-                questions: &self.questions,
-                queue: &mut self.queue,
-            },
-            Signals {
-                cancel: &cancel,
-                steer: &steer,
-            },
-        )
-        .await;
-        if let Some(text) = steer.take() {
+        let (outcome, held, unused_steer) = self.run_work(id, &work, ops, outlet).await;
+        if let Some(text) = unused_steer {
             outlet.emit(id, Event::SteerUnused { text }).await;
         }
         for event in held {
@@ -256,21 +247,33 @@ impl SessionTask {
         }
     }
 
-    /// `Compress`: summarise the middle of the conversation now.
-    async fn compress(
+    /// Runs `work` on the agent for submission `id` while the session keeps
+    /// listening (see [`drive`]); returns its outcome, the terminal events it
+    /// emitted, and steer text nothing delivered.
+    async fn run_work(
         &mut self,
         id: u64,
-        focus: Option<String>,
+        work: &Work,
         ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
         outlet: &Outlet,
-    ) {
-        let before = self.agent.messages().len();
+    ) -> (Result<(), AgentError>, Vec<Event>, Option<String>) {
         let cancel = CancellationToken::new();
         let steer = self.agent.steer_handle();
-        let focus = focus.filter(|f| !f.trim().is_empty());
+        let agent = &mut self.agent;
+        let sink = &self.sink;
+        let task = async {
+            match work {
+                Work::Message(text) => agent.run_turn(text, sink, &cancel).await.map(drop),
+                Work::Continue => agent.continue_turn(sink, &cancel).await.map(drop),
+                Work::Compress(focus) => agent
+                    .compress(focus.as_deref(), sink, &cancel)
+                    .await
+                    .map(drop),
+            }
+        };
         let (outcome, held) = drive(
             id,
-            self.agent.compress(focus.as_deref(), &self.sink, &cancel),
+            task,
             Channels {
                 ops,
                 internal: &mut self.internal,
@@ -284,6 +287,20 @@ impl SessionTask {
             },
         )
         .await;
+        (outcome, held, steer.take())
+    }
+
+    /// `Compress`: summarise the middle of the conversation now.
+    async fn compress(
+        &mut self,
+        id: u64,
+        focus: Option<String>,
+        ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
+        outlet: &Outlet,
+    ) {
+        let before = self.agent.messages().len();
+        let focus = focus.filter(|f| !f.trim().is_empty());
+        let (outcome, held, _) = self.run_work(id, &Work::Compress(focus), ops, outlet).await;
         for event in held {
             outlet.emit(id, event).await;
         }
