@@ -7,8 +7,12 @@
 //! The gate ([`ApprovalGate`]) adds policy: session/permanent allowlists and an
 //! injectable [`Approver`] that asks a person when one is present.
 
+mod commands;
 mod detect;
+mod expand;
 mod gate;
+mod interp;
+mod normalize;
 pub mod parse;
 mod patterns;
 
@@ -17,6 +21,7 @@ pub use gate::{
     ApprovalChoice, ApprovalGate, ApprovalMode, ApprovalRequest, Approver, DEFAULT_TIMEOUT,
     Decision, Presence, blocked_json,
 };
+pub use normalize::normalize;
 
 /// What detection says about a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,3 +49,14 @@ mod fuzz_tests;
 #[cfg(test)]
 #[path = "gate_tests.rs"]
 mod gate_tests;
+
+#[cfg(test)]
+#[path = "evasion_tests.rs"]
+mod evasion_tests;
+
+#[cfg(test)]
+mod spellings;
+
+#[cfg(test)]
+#[path = "spelling_tests.rs"]
+mod spelling_tests;

@@ -1,68 +1,284 @@
-//! A small shell-word splitter: enough of POSIX shell grammar to find every
-//! command a string would run (separators, pipelines, quoting, `$(…)`,
-//! backticks, subshells, redirections, heredocs), without executing anything.
+//! A shell parser for detection: enough of POSIX/bash grammar to find every
+//! command a string would run — lists, pipelines, subshells and groups,
+//! function definitions, redirections, heredocs — with each word kept as its
+//! parts (literal text with its quoting, parameters, command and process
+//! substitutions), so the expander can work out what the shell would run
+//! without running anything. It never fails: unbalanced input runs to the
+//! end, as a shell would keep reading.
 
 /// Longest command the parser analyses; longer input is treated as suspicious.
 pub const MAX_COMMAND_LEN: usize = 64 * 1024;
-/// Deepest nesting of `$(…)`, backticks and `-c` payloads that is followed.
+/// Deepest nesting of substitutions, subshells and `-c` payloads that is followed.
 pub const MAX_DEPTH: usize = 12;
 
-/// One redirection: its operator (`>`, `>>`, `<`, `<<`, …) and target word.
+/// One piece of a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Literal text. `quoted` when it came from quotes or a backslash escape:
+    /// such text is never split, globbed or brace-expanded.
+    Lit {
+        /// The text.
+        text: String,
+        /// Protected from expansion.
+        quoted: bool,
+    },
+    /// `$name`, `${…}` or a special parameter: the text inside (`HOME`,
+    /// `HOME:-x`, `#`, `@` …).
+    Param {
+        /// The expression.
+        expr: String,
+        /// Inside double quotes (not split).
+        quoted: bool,
+    },
+    /// `$(…)` or backticks: the inner script.
+    Command {
+        /// The script.
+        script: String,
+        /// Inside double quotes (not split).
+        quoted: bool,
+    },
+    /// `$((…))`: arithmetic, never resolved here.
+    Arith,
+    /// `<(…)` or `>(…)`: the inner script, whose output the word names.
+    Process {
+        /// The script.
+        script: String,
+    },
+}
+
+/// A shell word as written: its parts in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The parts.
+    pub parts: Vec<Part>,
+}
+
+impl Word {
+    /// The word's text when it is all literal (quotes removed), else `None`.
+    pub fn literal(&self) -> Option<String> {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit { text, .. } => out.push_str(text),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// The word with quotes removed and expansions shown as written (`$X`, `$(…)`).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit { text, .. } => out.push_str(text),
+                Part::Param { expr, .. } => {
+                    out.push_str("${");
+                    out.push_str(expr);
+                    out.push('}');
+                }
+                Part::Command { script, .. } => {
+                    out.push_str("$(");
+                    out.push_str(script);
+                    out.push(')');
+                }
+                Part::Arith => out.push_str("$((…))"),
+                Part::Process { script } => {
+                    out.push_str("<(");
+                    out.push_str(script);
+                    out.push(')');
+                }
+            }
+        }
+        out
+    }
+
+    fn push_lit(&mut self, c: char, quoted: bool) {
+        if let Some(Part::Lit { text, quoted: q }) = self.parts.last_mut()
+            && *q == quoted
+        {
+            text.push(c);
+            return;
+        }
+        self.parts.push(Part::Lit {
+            text: c.to_string(),
+            quoted,
+        });
+    }
+
+    fn push_str(&mut self, s: &str, quoted: bool) {
+        for c in s.chars() {
+            self.push_lit(c, quoted);
+        }
+        if s.is_empty() && quoted {
+            // `''` is an empty word, not no word.
+            self.parts.push(Part::Lit {
+                text: String::new(),
+                quoted: true,
+            });
+        }
+    }
+}
+
+/// One redirection: its operator (`>`, `>>`, `<`, `<<`, `<<<`, `>&` …) and target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redirect {
     /// The operator without any leading file-descriptor number.
     pub op: String,
-    /// The target word with quotes removed (the delimiter for heredocs).
-    pub target: String,
+    /// The target word (the delimiter for heredocs).
+    pub target: Word,
 }
 
-/// One simple command: its words (quotes removed) and redirections.
+/// One simple command.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Simple {
-    /// The words, quote-removed; substitutions stay as their raw text.
-    pub words: Vec<String>,
+    /// Leading `NAME=value` assignments.
+    pub assignments: Vec<(String, Word)>,
+    /// The words, command first.
+    pub words: Vec<Word>,
     /// Redirections in source order.
     pub redirects: Vec<Redirect>,
     /// Bodies of heredocs attached to this command.
     pub heredocs: Vec<String>,
 }
 
-/// A parsed script: pipelines of simple commands plus nested scripts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Parsed {
-    /// Pipelines in order; each is one or more stages joined by `|`.
-    pub pipelines: Vec<Vec<Simple>>,
-    /// Inner scripts from `$(…)`, backticks, `<(…)` and `( … )` subshells.
-    pub nested: Vec<String>,
+/// One element of a script, in source order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    /// Simple commands joined by `|`; `background` when ended by `&`.
+    Pipeline {
+        /// The stages.
+        stages: Vec<Simple>,
+        /// Run in the background.
+        background: bool,
+    },
+    /// `( … )`: a subshell (its `cd` and variables stay inside).
+    Subshell(Script),
+    /// `name() …` or `function name …`: the body follows as ordinary nodes.
+    Function(String),
 }
 
-/// Splits `src` into pipelines and nested scripts. Never fails: unbalanced
-/// quotes or parentheses run to the end of the input, as a shell would keep reading.
-pub fn parse(src: &str) -> Parsed {
+/// A parsed script.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Script {
+    /// Its nodes in order.
+    pub nodes: Vec<Node>,
+}
+
+impl Script {
+    /// Every simple command at this level, in order.
+    pub fn simples(&self) -> impl Iterator<Item = &Simple> {
+        self.nodes.iter().flat_map(|n| match n {
+            Node::Pipeline { stages, .. } => stages.as_slice(),
+            _ => &[],
+        })
+    }
+}
+
+/// Parses `src`.
+pub fn parse(src: &str) -> Script {
     let mut p = Parser {
         chars: src.chars().collect(),
         pos: 0,
-        out: Parsed::default(),
-        pipeline: Vec::new(),
-        cur: Simple::default(),
-        word: String::new(),
-        in_word: false,
         pending_heredocs: Vec::new(),
     };
-    p.run();
-    p.out
+    p.script(false)
 }
 
 struct Parser {
     chars: Vec<char>,
     pos: usize,
-    out: Parsed,
-    pipeline: Vec<Simple>,
-    cur: Simple,
-    word: String,
-    in_word: bool,
     /// Heredoc delimiters (and whether `<<-` strips tabs) waiting for the next newline.
     pending_heredocs: Vec<(String, bool)>,
+}
+
+/// The command being built and the pipeline around it.
+#[derive(Default)]
+struct Building {
+    nodes: Vec<Node>,
+    stages: Vec<Simple>,
+    cur: Simple,
+}
+
+impl Building {
+    fn end_simple(&mut self) {
+        let simple = std::mem::take(&mut self.cur);
+        if !simple.words.is_empty()
+            || !simple.redirects.is_empty()
+            || !simple.assignments.is_empty()
+        {
+            self.stages.push(simple);
+        }
+    }
+
+    fn end_pipeline(&mut self, background: bool) {
+        self.end_simple();
+        if !self.stages.is_empty() {
+            self.nodes.push(Node::Pipeline {
+                stages: std::mem::take(&mut self.stages),
+                background,
+            });
+        }
+    }
+
+    /// No word of the current command yet: `(` opens a subshell, `#` a comment.
+    fn at_command_start(&self) -> bool {
+        self.cur.words.is_empty() && self.cur.assignments.is_empty()
+    }
+
+    fn add_word(&mut self, word: Word) {
+        if self.cur.words.is_empty()
+            && let Some((name, value)) = assignment(&word)
+        {
+            self.cur.assignments.push((name, value));
+            return;
+        }
+        if self.cur.words.is_empty()
+            && word.literal().as_deref() == Some("function")
+            && self.stages.is_empty()
+        {
+            // `function name`: the name is the next word.
+            self.cur.words.push(word);
+            return;
+        }
+        if self.cur.words.len() == 1
+            && self.cur.words[0].literal().as_deref() == Some("function")
+            && let Some(name) = word.literal()
+        {
+            self.cur.words.clear();
+            self.nodes.push(Node::Function(name));
+            return;
+        }
+        self.cur.words.push(word);
+    }
+}
+
+/// `NAME=value` (a word whose literal prefix is a valid name and `=`).
+pub(crate) fn assignment(word: &Word) -> Option<(String, Word)> {
+    let Some(Part::Lit {
+        text,
+        quoted: false,
+    }) = word.parts.first()
+    else {
+        return None;
+    };
+    let (name, rest) = text.split_once('=')?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let valid = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    if !valid {
+        return None;
+    }
+    let mut value = Word::default();
+    if !rest.is_empty() {
+        value.parts.push(Part::Lit {
+            text: rest.to_owned(),
+            quoted: false,
+        });
+    }
+    value.parts.extend(word.parts.iter().skip(1).cloned());
+    Some((name.to_owned(), value))
 }
 
 impl Parser {
@@ -70,170 +286,314 @@ impl Parser {
         self.chars.get(self.pos + off).copied()
     }
 
-    fn run(&mut self) {
+    /// A list of commands up to the end, or (for a subshell) its closing `)`.
+    fn script(&mut self, subshell: bool) -> Script {
+        let mut b = Building::default();
         while let Some(c) = self.peek(0) {
             match c {
+                ' ' | '\t' | '\r' => self.pos += 1,
+                '\\' if self.peek(1) == Some('\n') => self.pos += 2,
+                '\n' => {
+                    b.end_pipeline(false);
+                    self.pos += 1;
+                    self.read_heredoc_bodies(&mut b);
+                }
+                ';' => {
+                    b.end_pipeline(false);
+                    self.pos += 1;
+                }
+                '&' if self.peek(1) == Some('&') => {
+                    b.end_pipeline(false);
+                    self.pos += 2;
+                }
+                '&' if self.peek(1) == Some('>') => {
+                    // `&>file`: stdout and stderr to a file.
+                    self.pos += 1;
+                    self.redirect(&mut b);
+                }
+                '&' => {
+                    b.end_pipeline(true);
+                    self.pos += 1;
+                }
+                '|' if self.peek(1) == Some('|') => {
+                    b.end_pipeline(false);
+                    self.pos += 2;
+                }
+                '|' => {
+                    b.end_simple();
+                    self.pos += if self.peek(1) == Some('&') { 2 } else { 1 };
+                }
+                ')' if subshell => {
+                    self.pos += 1;
+                    break;
+                }
+                // A case pattern's `)` (or a stray one) ends the command before it.
+                ')' => {
+                    b.end_pipeline(false);
+                    self.pos += 1;
+                }
+                '(' if b.cur.words.len() == 1 && self.empty_parens() => {
+                    // `name()`: a function definition; its body follows.
+                    if let Some(name) = b.cur.words.pop().and_then(|w| w.literal()) {
+                        b.nodes.push(Node::Function(name));
+                    }
+                    b.end_pipeline(false);
+                }
+                '(' if b.at_command_start() => {
+                    self.pos += 1;
+                    if self.peek(0) == Some('(') {
+                        // `(( … ))`: arithmetic evaluation, no command runs.
+                        self.pos += 1;
+                        self.balanced();
+                        continue;
+                    }
+                    let inner = self.script(true);
+                    b.end_pipeline(false);
+                    b.nodes.push(Node::Subshell(inner));
+                }
+                '#' => self.comment(),
+                '<' | '>' if self.peek(1) != Some('(') => self.redirect(&mut b),
+                _ => {
+                    if let Some(fd_redirect) = self.fd_redirect_ahead() {
+                        self.pos += fd_redirect;
+                        self.redirect(&mut b);
+                        continue;
+                    }
+                    let word = self.word();
+                    b.add_word(word);
+                }
+            }
+        }
+        b.end_pipeline(false);
+        Script { nodes: b.nodes }
+    }
+
+    /// `(` followed by optional blanks and `)`; consumes it when so.
+    fn empty_parens(&mut self) -> bool {
+        let mut i = 1;
+        while matches!(self.peek(i), Some(' ' | '\t')) {
+            i += 1;
+        }
+        if self.peek(i) == Some(')') {
+            self.pos += i + 1;
+            return true;
+        }
+        false
+    }
+
+    fn comment(&mut self) {
+        while let Some(n) = self.peek(0) {
+            if n == '\n' {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// Digits directly followed by `<` or `>` (`2>`, `10<`): the length of the digits.
+    fn fd_redirect_ahead(&self) -> Option<usize> {
+        let mut i = 0;
+        while self.peek(i).is_some_and(|c| c.is_ascii_digit()) {
+            i += 1;
+        }
+        (i > 0 && matches!(self.peek(i), Some('<' | '>')) && self.peek(i + 1) != Some('('))
+            .then_some(i)
+    }
+
+    /// One word, up to an unquoted blank or operator.
+    fn word(&mut self) -> Word {
+        let mut w = Word::default();
+        while let Some(c) = self.peek(0) {
+            match c {
+                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | ')' => break,
+                // `name(`: the word ends (a function definition follows).
+                '(' if !w.parts.is_empty() => break,
+                '(' => {
+                    // A stray `(` where a word starts: take it literally.
+                    w.push_lit('(', false);
+                    self.pos += 1;
+                }
+                '<' | '>' if self.peek(1) == Some('(') => {
+                    self.pos += 2;
+                    let script = self.balanced();
+                    w.parts.push(Part::Process { script });
+                }
+                '<' | '>' => break,
                 '\\' => {
                     match self.peek(1) {
-                        // A line continuation joins the lines.
                         Some('\n') => {}
-                        Some(n) => {
-                            self.word.push(n);
-                            self.in_word = true;
-                        }
+                        Some(n) => w.push_lit(n, true),
                         None => {}
                     }
                     self.pos += 2;
                 }
                 '\'' => {
                     self.pos += 1;
-                    self.in_word = true;
-                    self.single_quoted();
+                    let text = self.single_quoted();
+                    w.push_str(&text, true);
                 }
                 '"' => {
                     self.pos += 1;
-                    self.in_word = true;
-                    self.double_quoted();
+                    self.double_quoted(&mut w);
                 }
                 '`' => {
-                    let inner = self.backtick();
-                    self.word.push('`');
-                    self.word.push_str(&inner);
-                    self.word.push('`');
-                    self.in_word = true;
-                    self.out.nested.push(inner);
+                    let script = self.backtick();
+                    w.parts.push(Part::Command {
+                        script,
+                        quoted: false,
+                    });
                 }
-                '$' if self.peek(1) == Some('(') => {
-                    self.pos += 2;
-                    let inner = self.balanced();
-                    self.word.push_str("$(");
-                    self.word.push_str(&inner);
-                    self.word.push(')');
-                    self.in_word = true;
-                    self.out.nested.push(inner);
-                }
-                '<' | '>' if self.peek(1) == Some('(') => {
-                    // Process substitution: the word names a pipe fed by the inner script.
-                    self.pos += 2;
-                    let inner = self.balanced();
-                    self.word.push(c);
-                    self.word.push('(');
-                    self.word.push_str(&inner);
-                    self.word.push(')');
-                    self.in_word = true;
-                    self.out.nested.push(inner);
-                }
-                '<' | '>' => self.redirect(),
-                '(' if !self.in_word => {
-                    self.pos += 1;
-                    let inner = self.balanced();
-                    self.out.nested.push(inner);
-                }
-                '(' | ')' => {
-                    self.end_word();
-                    self.pos += 1;
-                }
-                '#' if !self.in_word => {
-                    while let Some(n) = self.peek(0) {
-                        if n == '\n' {
-                            break;
-                        }
-                        self.pos += 1;
-                    }
-                }
-                ' ' | '\t' | '\r' => {
-                    self.end_word();
-                    self.pos += 1;
-                }
-                '\n' => {
-                    self.end_pipeline();
-                    self.pos += 1;
-                    self.read_heredoc_bodies();
-                }
-                ';' => {
-                    self.end_pipeline();
-                    self.pos += 1;
-                }
-                '&' => {
-                    if self.peek(1) == Some('>') {
-                        // `&>file`: stdout and stderr to a file.
-                        self.end_word();
-                        self.pos += 1;
-                        self.redirect();
-                    } else {
-                        self.end_pipeline();
-                        self.pos += if self.peek(1) == Some('&') { 2 } else { 1 };
-                    }
-                }
-                '|' => {
-                    if self.peek(1) == Some('|') {
-                        self.end_pipeline();
-                        self.pos += 2;
-                    } else {
-                        self.end_simple();
-                        self.pos += if self.peek(1) == Some('&') { 2 } else { 1 };
-                    }
-                }
+                '$' => self.dollar(&mut w, false),
                 _ => {
-                    self.word.push(c);
-                    self.in_word = true;
+                    w.push_lit(c, false);
                     self.pos += 1;
                 }
             }
         }
-        self.end_pipeline();
+        w
     }
 
-    /// The rest of a '…' string, taken literally into the current word.
-    fn single_quoted(&mut self) {
+    /// What follows a `$`: a parameter, a substitution, `$'…'`, or a plain `$`.
+    fn dollar(&mut self, w: &mut Word, quoted: bool) {
+        match self.peek(1) {
+            Some('(') if self.peek(2) == Some('(') => {
+                self.pos += 3;
+                self.balanced();
+                // The arithmetic's second `)`.
+                if self.peek(0) == Some(')') {
+                    self.pos += 1;
+                }
+                w.parts.push(Part::Arith);
+            }
+            Some('(') => {
+                self.pos += 2;
+                let script = self.balanced();
+                w.parts.push(Part::Command { script, quoted });
+            }
+            Some('{') => {
+                self.pos += 2;
+                let mut expr = String::new();
+                let mut depth = 1;
+                while let Some(c) = self.peek(0) {
+                    self.pos += 1;
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    expr.push(c);
+                }
+                w.parts.push(Part::Param { expr, quoted });
+            }
+            Some('\'') if !quoted => {
+                self.pos += 2;
+                let raw = self.single_quoted_escapes();
+                w.push_str(&ansi_c(&raw), true);
+            }
+            Some(c) if c == '_' || c.is_ascii_alphabetic() => {
+                self.pos += 1;
+                let mut expr = String::new();
+                while let Some(n) = self.peek(0) {
+                    if n == '_' || n.is_ascii_alphanumeric() {
+                        expr.push(n);
+                        self.pos += 1;
+                    } else {
+                        break;
+                    }
+                }
+                w.parts.push(Part::Param { expr, quoted });
+            }
+            Some(c @ ('0'..='9' | '@' | '*' | '#' | '?' | '$' | '!' | '-')) => {
+                self.pos += 2;
+                w.parts.push(Part::Param {
+                    expr: c.to_string(),
+                    quoted,
+                });
+            }
+            _ => {
+                w.push_lit('$', quoted);
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// The rest of a '…' string.
+    fn single_quoted(&mut self) -> String {
+        let mut out = String::new();
         while let Some(q) = self.peek(0) {
             self.pos += 1;
             if q == '\'' {
                 break;
             }
-            self.word.push(q);
+            out.push(q);
         }
+        out
     }
 
-    fn double_quoted(&mut self) {
+    /// The rest of a `$'…'` string, backslash escapes kept for decoding.
+    fn single_quoted_escapes(&mut self) -> String {
+        let mut out = String::new();
+        while let Some(q) = self.peek(0) {
+            self.pos += 1;
+            match q {
+                '\'' => break,
+                '\\' => {
+                    out.push('\\');
+                    if let Some(n) = self.peek(0) {
+                        out.push(n);
+                        self.pos += 1;
+                    }
+                }
+                _ => out.push(q),
+            }
+        }
+        out
+    }
+
+    fn double_quoted(&mut self, w: &mut Word) {
+        let start = w.parts.len();
         while let Some(q) = self.peek(0) {
             match q {
                 '"' => {
                     self.pos += 1;
-                    return;
+                    break;
                 }
                 '\\' => {
                     match self.peek(1) {
-                        Some(n @ ('"' | '\\' | '$' | '`')) => self.word.push(n),
+                        Some(n @ ('"' | '\\' | '$' | '`')) => w.push_lit(n, true),
                         Some('\n') => {}
                         Some(n) => {
-                            self.word.push('\\');
-                            self.word.push(n);
+                            w.push_lit('\\', true);
+                            w.push_lit(n, true);
                         }
                         None => {}
                     }
                     self.pos += 2;
                 }
                 '`' => {
-                    let inner = self.backtick();
-                    self.word.push('`');
-                    self.word.push_str(&inner);
-                    self.word.push('`');
-                    self.out.nested.push(inner);
+                    let script = self.backtick();
+                    w.parts.push(Part::Command {
+                        script,
+                        quoted: true,
+                    });
                 }
-                '$' if self.peek(1) == Some('(') => {
-                    self.pos += 2;
-                    let inner = self.balanced();
-                    self.word.push_str("$(");
-                    self.word.push_str(&inner);
-                    self.word.push(')');
-                    self.out.nested.push(inner);
-                }
+                '$' => self.dollar(w, true),
                 _ => {
-                    self.word.push(q);
+                    w.push_lit(q, true);
                     self.pos += 1;
                 }
             }
+        }
+        if w.parts.len() == start {
+            w.parts.push(Part::Lit {
+                text: String::new(),
+                quoted: true,
+            });
         }
     }
 
@@ -316,17 +676,11 @@ impl Parser {
         inner
     }
 
-    fn redirect(&mut self) {
-        // A word of digits glued to the operator is a file descriptor (`2>`).
-        if self.in_word && self.word.chars().all(|c| c.is_ascii_digit()) {
-            self.word.clear();
-            self.in_word = false;
-        }
-        self.end_word();
+    fn redirect(&mut self, b: &mut Building) {
         let mut op = String::new();
         while let Some(c) = self.peek(0) {
             if matches!(c, '<' | '>' | '&' | '|' | '-') && op.len() < 3 {
-                // `-` only belongs to `<<-`; `&`/`|` only directly after `>`.
+                // `-` only belongs to `<<-`; `&`/`|` only directly after `>` or `<`.
                 let fits = match c {
                     '-' => op == "<<",
                     '&' | '|' => op.ends_with('>') || op == "<",
@@ -344,60 +698,17 @@ impl Parser {
         while matches!(self.peek(0), Some(' ' | '\t')) {
             self.pos += 1;
         }
-        let target = self.target_word();
+        let target = self.word();
         if op.starts_with("<<") && op != "<<<" {
-            self.pending_heredocs.push((target.clone(), op == "<<-"));
+            self.pending_heredocs.push((target.text(), op == "<<-"));
         }
-        self.cur.redirects.push(Redirect { op, target });
+        b.cur.redirects.push(Redirect { op, target });
     }
 
-    /// Reads one word as a redirection target (quotes removed).
-    fn target_word(&mut self) -> String {
-        let saved = std::mem::take(&mut self.word);
-        let saved_in = std::mem::replace(&mut self.in_word, false);
-        while let Some(c) = self.peek(0) {
-            match c {
-                ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')' => {
-                    if (c == '<' || c == '>') && self.peek(1) == Some('(') && self.word.is_empty() {
-                        self.pos += 2;
-                        let inner = self.balanced();
-                        self.word = format!("{c}({inner})");
-                        self.out.nested.push(inner);
-                    }
-                    break;
-                }
-                '\'' => {
-                    self.pos += 1;
-                    self.single_quoted();
-                }
-                '"' => {
-                    self.pos += 1;
-                    self.double_quoted();
-                }
-                '\\' => {
-                    if let Some(n) = self.peek(1) {
-                        self.word.push(n);
-                    }
-                    self.pos += 2;
-                }
-                _ => {
-                    self.word.push(c);
-                    self.pos += 1;
-                }
-            }
-        }
-        let target = std::mem::replace(&mut self.word, saved);
-        self.in_word = saved_in;
-        target
-    }
-
-    fn read_heredoc_bodies(&mut self) {
+    fn read_heredoc_bodies(&mut self, b: &mut Building) {
         for (delim, strip_tabs) in std::mem::take(&mut self.pending_heredocs) {
             let mut body = String::new();
-            loop {
-                if self.pos >= self.chars.len() {
-                    break;
-                }
+            while self.pos < self.chars.len() {
                 let mut line = String::new();
                 while let Some(c) = self.peek(0) {
                     self.pos += 1;
@@ -417,34 +728,76 @@ impl Parser {
                 body.push_str(&line);
                 body.push('\n');
             }
-            if let Some(last) = self.out.pipelines.last_mut().and_then(|p| p.last_mut()) {
-                last.heredocs.push(body);
+            let owner = b.nodes.iter_mut().rev().find_map(|n| match n {
+                Node::Pipeline { stages, .. } => stages.iter_mut().rev().find(|s| {
+                    s.redirects
+                        .iter()
+                        .any(|r| r.op.starts_with("<<") && r.op != "<<<")
+                }),
+                _ => None,
+            });
+            if let Some(owner) = owner {
+                owner.heredocs.push(body);
             }
         }
     }
+}
 
-    fn end_word(&mut self) {
-        if self.in_word {
-            self.cur.words.push(std::mem::take(&mut self.word));
-            self.in_word = false;
+/// Decodes the escapes of a `$'…'` string (`\x72`, `\u0072`, `\162`, `\n` …).
+pub fn ansi_c(raw: &str) -> String {
+    let chars: Vec<char> = raw.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '\\' || i + 1 >= chars.len() {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let e = chars[i + 1];
+        i += 2;
+        let decoded = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' => Some('\\'),
+            '\'' => Some('\''),
+            '"' => Some('"'),
+            '?' => Some('?'),
+            'x' => number(&chars, &mut i, 16, 2),
+            'u' => number(&chars, &mut i, 16, 4),
+            'U' => number(&chars, &mut i, 16, 8),
+            '0'..='7' => {
+                i -= 1;
+                number(&chars, &mut i, 8, 3)
+            }
+            other => {
+                out.push('\\');
+                Some(other)
+            }
+        };
+        if let Some(c) = decoded {
+            out.push(c);
         }
     }
+    out
+}
 
-    fn end_simple(&mut self) {
-        self.end_word();
-        let simple = std::mem::take(&mut self.cur);
-        if !simple.words.is_empty() || !simple.redirects.is_empty() {
-            self.pipeline.push(simple);
-        }
+/// Up to `max` digits in `radix` at `chars[*i..]`, as a character.
+fn number(chars: &[char], i: &mut usize, radix: u32, max: usize) -> Option<char> {
+    let start = *i;
+    while *i < chars.len() && *i - start < max && chars[*i].is_digit(radix) {
+        *i += 1;
     }
-
-    fn end_pipeline(&mut self) {
-        self.end_simple();
-        if !self.pipeline.is_empty() {
-            let pipeline = std::mem::take(&mut self.pipeline);
-            self.out.pipelines.push(pipeline);
-        }
-    }
+    let digits: String = chars[start..*i].iter().collect();
+    u32::from_str_radix(&digits, radix)
+        .ok()
+        .and_then(char::from_u32)
 }
 
 #[cfg(test)]

@@ -219,10 +219,6 @@ pub static HOME_PATH: LazyLock<Option<Regex>> =
 pub static BLOCK_DEVICE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^/dev/(sd|nvme|hd|mmcblk|vd|xvd)[a-z0-9]*$").ok());
 
-/// Interpreter code that deletes trees or shells out; checked inside `-c`/`-e` payloads.
-pub static PY_RMTREE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r#"\b(?:shutil\.)?rmtree\s*\(\s*(?:r?["']([^"']*)["']|([A-Za-z_][\w.]*\s*\(\s*["']([^"']*)["']\s*\)))"#).ok()
-});
 /// Python/Perl/Ruby/Node calls that run a shell string: `os.system("…")`, `system '…'`, `execSync("…")`.
 pub static INTERP_SHELL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r#"\b(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_call|check_output|getoutput|getstatusoutput)|system|exec|execSync|spawnSync|`)\s*\(?\s*(?:\[\s*)?(?:"([^"]*)"|'([^']*)')"#).ok()
