@@ -151,3 +151,42 @@ fn a_script_cannot_reach_tools_outside_the_sandbox() {
     assert_eq!(result["tool_calls_made"], 0);
     assert!(!sb.home.path().join("memories/USER.md").exists());
 }
+
+#[test]
+fn scripts_run_when_every_system_temp_directory_is_read_only() {
+    // A private mount namespace with read-only /tmp and /var/tmp; needs
+    // unshare(1) and the privilege to use it (CI runs as root).
+    let probe = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: cannot make a mount namespace here (unshare -m)");
+        return;
+    }
+    let sb = Sandbox::start_in(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+    sb.mock.push(execute_code_call(
+        "import tempfile\nprint('scratch ok in', tempfile.gettempdir())\n",
+    ));
+    sb.mock.push(Reply::text("Done."));
+    let script = format!(
+        "mount -t tmpfs -o ro tmpfs /tmp && mount -t tmpfs -o ro tmpfs /var/tmp && \
+         touch /tmp/probe 2>/dev/null && exit 99; exec '{}' chat -q go -Q",
+        env!("CARGO_BIN_EXE_hermes")
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.home.path())
+        .env("HERMES_HOME", sb.home.path())
+        .current_dir(sb.work.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(99), "/tmp was still writable");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = only_tool_result(&sb.requests()[1]);
+    assert_eq!(result["status"], "success", "{result}");
+    let printed = result["output"].as_str().unwrap();
+    assert!(printed.contains("scratch ok in"), "{printed}");
+}

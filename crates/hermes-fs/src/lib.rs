@@ -86,6 +86,37 @@ fn create_temp(dir: &Path, target: &Path, access: Access) -> io::Result<(PathBuf
     Err(last.unwrap_or_else(|| io::Error::other("could not create a temporary file")))
 }
 
+/// Where scratch space is looked for, in Python `tempfile`'s order: `$TMPDIR`,
+/// `$TEMP`, `$TMP`, then `/tmp`, `/var/tmp`, `/usr/tmp`, then `cwd`. `env`
+/// reads a variable (injected so tests and callers decide where it comes from).
+pub fn temp_dir_candidates(env: impl Fn(&str) -> Option<String>, cwd: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ["TMPDIR", "TEMP", "TMP"]
+        .iter()
+        .filter_map(|k| env(k))
+        .filter(|v| !v.trim().is_empty())
+        .map(PathBuf::from)
+        .collect();
+    out.extend(["/tmp", "/var/tmp", "/usr/tmp"].iter().map(PathBuf::from));
+    out.push(cwd.to_path_buf());
+    out
+}
+
+/// A new private directory named `prefix…` in the first of `candidates` where
+/// one can be made; the error lists every directory tried and why it failed.
+pub fn scratch_dir_in(prefix: &str, candidates: &[PathBuf]) -> Result<tempfile::TempDir, String> {
+    let mut tried = Vec::new();
+    for dir in candidates {
+        match tempfile::Builder::new().prefix(prefix).tempdir_in(dir) {
+            Ok(made) => return Ok(made),
+            Err(e) => tried.push(format!("{} ({e})", dir.display())),
+        }
+    }
+    Err(format!(
+        "no writable directory for scratch files; tried {}. Set TMPDIR to a writable directory.",
+        tried.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +150,30 @@ mod tests {
         write_atomic(&script, b"new", Access::Keep).unwrap();
         let mode = fs::metadata(&script).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o751);
+    }
+
+    #[test]
+    fn scratch_space_is_found_as_python_finds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = |k: &str| (k == "TEMP").then(|| "/from/temp".to_owned());
+        let list = temp_dir_candidates(env, dir.path());
+        assert_eq!(list[0], PathBuf::from("/from/temp"));
+        assert_eq!(list[1], PathBuf::from("/tmp"));
+        assert_eq!(list.last().unwrap(), dir.path());
+
+        // Unusable places are skipped: a file, a missing directory.
+        let file = dir.path().join("a-file");
+        fs::write(&file, "x").unwrap();
+        let good = dir.path().join("good");
+        fs::create_dir(&good).unwrap();
+        let made = scratch_dir_in(
+            "hermes_",
+            &[file.clone(), dir.path().join("missing"), good.clone()],
+        )
+        .unwrap();
+        assert!(made.path().starts_with(&good));
+        let err = scratch_dir_in("hermes_", &[file, dir.path().join("missing")]).unwrap_err();
+        assert!(err.contains("a-file") && err.contains("missing") && err.contains("TMPDIR"));
     }
 
     #[test]

@@ -201,9 +201,9 @@ impl ExecuteCodeTool {
         };
         let python = resolve_python(self.settings.mode)
             .ok_or_else(|| "python3 was not found on PATH".to_owned())?;
-        let staging = tempfile::Builder::new()
-            .prefix("hermes_sandbox_")
-            .tempdir()
+        // Where Python's own tempfile would look, so a read-only /tmp is no obstacle.
+        let candidates = hermes_fs::temp_dir_candidates(|k| std::env::var(k).ok(), &ctx.cwd);
+        let staging = hermes_fs::scratch_dir_in("hermes_sandbox_", &candidates)
             .map_err(|e| format!("cannot create the sandbox directory: {e}"))?;
         // Owner-only: the socket and token file must not be reachable by other users.
         restrict(staging.path())?;

@@ -22,9 +22,15 @@ pub struct Sandbox {
 impl Sandbox {
     /// A sandbox whose config.yaml points `provider: custom` at the mock.
     pub fn start() -> Self {
+        Self::start_in(&std::env::temp_dir())
+    }
+
+    /// [`Sandbox::start`] with its directories under `parent` (for tests that
+    /// hide the system temp directory).
+    pub fn start_in(parent: &Path) -> Self {
         let mock = MockServer::start();
-        let home = tempfile::tempdir().unwrap();
-        let work = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir_in(parent).unwrap();
+        let work = tempfile::tempdir_in(parent).unwrap();
         let config = format!(
             "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\n",
             mock.base_url()
