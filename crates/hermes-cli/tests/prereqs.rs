@@ -71,7 +71,11 @@ fn script(path: &Path, text: &str) {
 fn as_root_it_installs_what_is_missing() {
     let bare = Bare::new(0, true);
     let out = bare.run();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let calls = bare.apt_calls();
     let lines: Vec<&str> = calls.lines().collect();
     assert_eq!(lines.len(), 2, "{calls}");

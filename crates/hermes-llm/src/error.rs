@@ -128,7 +128,10 @@ fn http_display(status: u16, body: &str, request_id: Option<&str>) -> String {
     } else {
         format!("HTTP {status}")
     };
-    let excerpt = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let excerpt = match html_summary(body) {
+        Some(summary) => summary,
+        None => body.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
     if !excerpt.is_empty() {
         let _ = write!(text, ": {}", truncate(&excerpt, DISPLAY_EXCERPT));
     }
@@ -136,6 +139,50 @@ fn http_display(status: u16, body: &str, request_id: Option<&str>) -> String {
         let _ = write!(text, " (request id {id})");
     }
     text
+}
+
+/// An HTML error page (a proxy's or CDN's) said in a few words — its title or
+/// first heading — instead of its markup.
+fn html_summary(body: &str) -> Option<String> {
+    let head = body.trim_start();
+    let lower = head.get(..head.len().min(512))?.to_ascii_lowercase();
+    if !(lower.starts_with("<!doctype html")
+        || lower.starts_with("<html")
+        || lower.contains("<body"))
+    {
+        return None;
+    }
+    let inner = |tag: &str| -> Option<String> {
+        let lower = body.to_ascii_lowercase();
+        let start = lower.find(&format!("<{tag}"))?;
+        let open_end = start + lower[start..].find('>')? + 1;
+        let end = open_end + lower[open_end..].find(&format!("</{tag}"))?;
+        let text = strip_tags(&body[open_end..end]);
+        (!text.is_empty()).then_some(text)
+    };
+    let what = inner("title").or_else(|| inner("h1"));
+    Some(match what {
+        Some(title) => format!("an HTML error page: {title}"),
+        None => "an HTML error page".to_owned(),
+    })
+}
+
+/// Text without markup, whitespace collapsed.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

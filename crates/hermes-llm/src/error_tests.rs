@@ -130,3 +130,26 @@ async fn connect_errors_are_transport_without_url() {
     assert!(!text.contains("secret"), "{text}");
     assert!(text.starts_with("cannot connect"), "{text}");
 }
+
+#[test]
+fn html_error_pages_are_summarised_not_dumped() {
+    let page = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title><style>body{x}</style></head>\
+                <body><h1>Bad Gateway</h1><p>nginx</p></body></html>";
+    let err = LlmError::Http {
+        status: 502,
+        body: page.into(),
+        request_id: None,
+        retry_after: None,
+    };
+    assert_eq!(
+        err.to_string(),
+        "HTTP 502: an HTML error page: 502 Bad Gateway"
+    );
+    let plain = LlmError::Http {
+        status: 413,
+        body: r#"{"error":"too big"}"#.into(),
+        request_id: None,
+        retry_after: None,
+    };
+    assert_eq!(plain.to_string(), r#"HTTP 413: {"error":"too big"}"#);
+}

@@ -150,18 +150,20 @@ static JSON_FIELD_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
 });
 
-// Quotes are excluded from the credential so masking never eats a closing quote.
+// Quotes are excluded from the credential so masking never eats a closing quote;
+// blanks, not line breaks, separate the parts, so an empty header never masks
+// the line after it.
 static AUTH_HEADER_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    compile(r#"(?i)((?:Proxy-)?Authorization:\s*)([A-Za-z][\w.+-]*\s+)?([^\s"']+)"#)
+    compile(r#"(?i)((?:Proxy-)?Authorization:[ \t]*)([A-Za-z][\w.+-]*[ \t]+)?([^\s"']+)"#)
 });
 
 // A bare `Bearer <token>` outside a header (error bodies often echo it this way).
 static BEARER_RE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/\-]{8,}=*)"));
+    LazyLock::new(|| compile(r"(?i)\b(bearer[ \t]+)([A-Za-z0-9._~+/\-]{8,}=*)"));
 
 static SECRET_HEADER_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     compile(
-        r"(?i)((?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)\s*:\s*)(\S+)",
+        r"(?i)((?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)[ \t]*:[ \t]*)(\S+)",
     )
 });
 

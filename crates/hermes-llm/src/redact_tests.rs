@@ -274,3 +274,30 @@ fn mask_token_lengths() {
     assert_eq!(mask_token("abcdefghijklmnopqr"), "abcdef...opqr");
     assert_eq!(mask_token("ééééééééééééééééééé"), "éééééé...éééé");
 }
+
+#[test]
+fn masking_stops_at_the_end_of_the_secret_and_never_eats_the_next_line() {
+    let headers = "GET / HTTP/1.1\nAuthorization: Bearer\nX-Request-Id: 12345678\nHost: example.com\n\
+                   Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345\nAccept: */*\n";
+    let masked = redact_secrets(headers);
+    assert!(masked.contains("\nX-Request-Id: 12345678\n"), "{masked}");
+    assert!(masked.contains("\nHost: example.com\n"), "{masked}");
+    assert!(
+        masked.contains("Authorization: Bearer abcdef...2345\nAccept: */*"),
+        "{masked}"
+    );
+    let dump = "HOME=/root\nOPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx\nPATH=/usr/bin\n\
+                GITHUB_TOKEN=\nUSER=root\nAWS_SECRET_ACCESS_KEY=abcdEFGHijklMNOPqrstUVWXyz0123456789\nTERM=xterm\n";
+    let env = redact_terminal_output(dump, Some("env"));
+    for kept in [
+        "HOME=/root",
+        "PATH=/usr/bin",
+        "GITHUB_TOKEN=\n",
+        "USER=root",
+        "TERM=xterm",
+    ] {
+        assert!(env.contains(kept), "{kept} lost: {env}");
+    }
+    assert!(!env.contains("abcdefghijklmnopqrstuvwx"));
+    assert!(!env.contains("ijklMNOPqrstUVWX"));
+}

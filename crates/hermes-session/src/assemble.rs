@@ -196,7 +196,8 @@ pub(crate) async fn assemble(
         .guardrails(GuardrailConfig::from_section(
             &config.sections.tool_loop_guardrails,
         ))
-        .retry_policy(retry);
+        .retry_policy(retry)
+        .hidden_env(crate::secrets::credential_vars(setup));
     match crate::auxiliary::summarizer(services, &endpoint) {
         Ok(Some(route)) => builder = builder.auxiliary(route.provider, route.model),
         Ok(None) => {}

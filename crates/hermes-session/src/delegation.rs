@@ -127,6 +127,7 @@ impl SubagentFactory for Subagents {
         let mut builder = Agent::builder(provider.clone(), spec.tools, options)
             .system_prompt(Some(spec.system_prompt.clone()))
             .approvals(spec.approvals)
+            .hidden_env(spec.hidden_env)
             .retry_policy(self.retry.clone())
             .context_length(self.context_length);
         for (fallback, fallback_model) in self.routes.iter().skip(1) {

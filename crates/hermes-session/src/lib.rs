@@ -20,6 +20,7 @@ mod manager;
 pub mod personality;
 mod prompt;
 mod questions;
+pub mod secrets;
 mod services;
 pub mod session_id;
 mod setup;

@@ -37,6 +37,9 @@ pub struct ToolContext {
     pub clarifier: Option<std::sync::Arc<dyn Clarifier>>,
     /// The tools offered in this turn, for tools that call other tools (`execute_code`).
     pub registry: Option<crate::Registry>,
+    /// Environment variables that processes the tools start never inherit:
+    /// the provider keys and other credentials the session knows about.
+    pub hidden_env: std::sync::Arc<[String]>,
 }
 
 /// Puts a clarifying question to the user through the front-end's UI.
@@ -72,6 +75,7 @@ impl ToolContext {
             events: None,
             clarifier: None,
             registry: None,
+            hidden_env: std::sync::Arc::from(Vec::new()),
         }
     }
 

@@ -36,6 +36,7 @@ pub struct AgentBuilder {
     store: Option<Box<dyn MessageStore>>,
     steer: SteerHandle,
     timing: Arc<dyn Timing>,
+    hidden_env: Arc<[String]>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -71,6 +72,7 @@ impl AgentBuilder {
             store: None,
             steer: SteerHandle::default(),
             timing: Arc::new(SystemTiming),
+            hidden_env: Arc::from(Vec::new()),
         }
     }
 
@@ -164,6 +166,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Environment variables (credentials) the processes tools start never inherit.
+    pub fn hidden_env(mut self, names: impl Into<Arc<[String]>>) -> Self {
+        self.hidden_env = names.into();
+        self
+    }
+
     /// The agent.
     pub fn build(self) -> Agent {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
@@ -198,6 +206,7 @@ impl AgentBuilder {
             steer: self.steer,
             clarifier: self.clarifier,
             timing: self.timing,
+            hidden_env: self.hidden_env,
         }
     }
 }

@@ -132,6 +132,8 @@ pub struct Agent {
     clarifier: Option<Arc<dyn hermes_tools::Clarifier>>,
     /// Clock, sleep and jitter.
     timing: Arc<dyn Timing>,
+    /// Variables the processes tools start never inherit (credentials).
+    hidden_env: Arc<[String]>,
 }
 
 impl std::fmt::Debug for Agent {

@@ -285,6 +285,7 @@ impl Agent {
                 events: Some(events.clone()),
                 clarifier: self.clarifier.clone(),
                 registry: Some(self.tools.clone()),
+                hidden_env: self.hidden_env.clone(),
             };
             // A round that only ran scripts does not count against the budget:
             // execute_code exists to do many steps in one call.

@@ -233,7 +233,8 @@ impl ExecuteCodeTool {
             ExecMode::Project if ctx.cwd.is_dir() => ctx.cwd.clone(),
             _ => staging.path().to_path_buf(),
         };
-        let env = child_env(std::env::vars(), staging.path(), &socket_path, &token);
+        let visible = std::env::vars().filter(|(k, _)| !ctx.hidden_env.contains(k));
+        let env = child_env(visible, staging.path(), &socket_path, &token);
         let outcome = child::run(
             child::Spawn {
                 python: &python,

@@ -52,6 +52,8 @@ pub struct ChildSpec {
     pub cwd: PathBuf,
     /// Home directories for its tools.
     pub homes: Homes,
+    /// Variables its tools' processes never inherit (the parent's list).
+    pub hidden_env: Arc<[String]>,
 }
 
 /// Builds child agents. The front-end implements it: it owns the providers,
@@ -256,6 +258,7 @@ impl DelegateTool {
                 max_turns: self.settings.max_iterations,
                 cwd: ctx.cwd.clone(),
                 homes: ctx.homes.clone(),
+                hidden_env: ctx.hidden_env.clone(),
             };
             let agent = match self.factory.build(spec) {
                 Ok(agent) => agent,

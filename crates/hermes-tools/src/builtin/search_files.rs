@@ -157,14 +157,15 @@ impl Tool for SearchFilesTool {
                 .map(str::trim)
                 .filter(|g| !g.is_empty())
                 .map(str::to_owned);
+            let homes = ctx.homes.clone();
             let scope = Scope {
                 root: ctx.resolve(&shown_root),
                 shown_root,
                 offset,
                 limit,
                 cancel: ctx.cancel.clone(),
+                homes: homes.clone(),
             };
-            let homes = ctx.homes.clone();
             tokio::task::spawn_blocking(move || {
                 check_root(&homes, &scope)?;
                 let found = if files_target {

@@ -160,6 +160,10 @@ async fn run_foreground(
         .env("TERM", "dumb")
         .process_group(0)
         .kill_on_drop(true);
+    // Provider keys in the user's shell must not be one `printenv` away.
+    for name in ctx.hidden_env.iter() {
+        cmd.env_remove(name);
+    }
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::model(format!("terminal: could not start bash: {e}")))?;

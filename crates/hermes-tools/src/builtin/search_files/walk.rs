@@ -43,6 +43,8 @@ pub(crate) struct Scope {
     pub limit: usize,
     /// Fires on user interrupt.
     pub cancel: CancellationToken,
+    /// Whose credential files are never searched (read_file's deny-list).
+    pub homes: crate::Homes,
 }
 
 impl Scope {
@@ -163,7 +165,8 @@ pub(crate) fn search_content(
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        if guard::is_secret_env_file(entry.path()) {
+        // What read_file refuses, a content search does not read either.
+        if guard::read_blocked(&scope.homes, entry.path(), "").is_some() {
             found.omitted += 1;
             continue;
         }

@@ -226,14 +226,6 @@ pub(crate) fn is_blocked_device(path: &Path) -> bool {
     std::fs::canonicalize(path).is_ok_and(|p| check(&p))
 }
 
-/// Cheap name-only check for secret-bearing `.env`-style files (used to filter
-/// search results without touching the disk).
-pub(crate) fn is_secret_env_file(path: &Path) -> bool {
-    path.file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .is_some_and(|n| SECRET_ENV_NAMES.contains(&n.as_str()))
-}
-
 #[cfg(test)]
 #[path = "guard_tests.rs"]
 mod tests;
