@@ -13,20 +13,25 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// Delay before the first retry (doubles each time).
     pub base_delay: Duration,
-    /// Longest delay, also the cap on a provider's `Retry-After`.
+    /// Longest backoff delay.
     pub max_delay: Duration,
+    /// Cap on a provider's `Retry-After`.
+    pub max_retry_after: Duration,
     /// Longest time spent waiting between attempts on one route; a wait that
     /// would pass it is not taken (the route is given up instead).
     pub max_total_wait: Duration,
 }
 
 impl Default for RetryPolicy {
+    /// The reference's API-error curve: 2 s doubling to 60 s, `Retry-After`
+    /// honoured up to 10 minutes, two retries (three attempts).
     fn default() -> Self {
         Self {
-            max_retries: 3,
-            base_delay: Duration::from_secs(5),
-            max_delay: Duration::from_secs(120),
-            max_total_wait: Duration::from_secs(600),
+            max_retries: 2,
+            base_delay: Duration::from_secs(2),
+            max_delay: Duration::from_secs(60),
+            max_retry_after: Duration::from_secs(600),
+            max_total_wait: Duration::from_secs(120),
         }
     }
 }
@@ -79,12 +84,10 @@ pub fn decide(
     }
     if verdict.retryable && state.attempt < policy.max_retries {
         let attempt = state.attempt + 1;
-        let delay = verdict
-            .retry_after
-            .unwrap_or_else(|| {
-                backoff::jittered(attempt, policy.base_delay, policy.max_delay, 0.5, unit)
-            })
-            .min(policy.max_delay);
+        let delay = match verdict.retry_after {
+            Some(asked) => asked.min(policy.max_retry_after),
+            None => backoff::jittered(attempt, policy.base_delay, policy.max_delay, 0.5, unit),
+        };
         if state.waited + delay <= policy.max_total_wait {
             return Recovery::Retry { delay, attempt };
         }

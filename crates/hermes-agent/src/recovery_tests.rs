@@ -62,13 +62,13 @@ fn decision_table_over_the_classifier() {
         ("403 never rotates", 403, "", "Forbidden", H, F::Auth, FRESH, Recovery::FallBack),
         ("402 rotates, then falls back", 402, "", "Payment Required", H, F::Billing, state(0, true, true), Recovery::FallBack),
         ("429 rotates first", 429, "", "Too Many Requests", H, F::RateLimit, FRESH, Recovery::Rotate),
-        ("429 without another key backs off", 429, "", "Too Many Requests", H, F::RateLimit, state(0, true, true), retry(5, 1)),
-        ("503 backs off", 503, "", "Service Unavailable", H, F::Overloaded, FRESH, retry(5, 1)),
-        ("500 backs off, doubling", 500, "", "Internal Server Error", H, F::ServerError, state(2, false, true), retry(20, 3)),
-        ("500 after the last retry falls back", 500, "", "Internal Server Error", H, F::ServerError, state(3, false, true), Recovery::FallBack),
-        ("500 after the last retry with no route fails", 500, "", "Internal Server Error", H, F::ServerError, state(3, false, false), Recovery::Fail),
-        ("a timeout backs off", 0, "", "no response", TO, F::Timeout, FRESH, retry(5, 1)),
-        ("a refused connection backs off", 0, "", "connection refused", T, F::Timeout, FRESH, retry(5, 1)),
+        ("429 without another key backs off", 429, "", "Too Many Requests", H, F::RateLimit, state(0, true, true), retry(2, 1)),
+        ("503 backs off", 503, "", "Service Unavailable", H, F::Overloaded, FRESH, retry(2, 1)),
+        ("500 backs off, doubling", 500, "", "Internal Server Error", H, F::ServerError, state(1, false, true), retry(4, 2)),
+        ("500 after the last retry falls back", 500, "", "Internal Server Error", H, F::ServerError, state(2, false, true), Recovery::FallBack),
+        ("500 after the last retry with no route fails", 500, "", "Internal Server Error", H, F::ServerError, state(2, false, false), Recovery::Fail),
+        ("a timeout backs off", 0, "", "no response", TO, F::Timeout, FRESH, retry(2, 1)),
+        ("a refused connection backs off", 0, "", "connection refused", T, F::Timeout, FRESH, retry(2, 1)),
         ("context overflow compresses", 400, overflow, "Bad Request", H, F::ContextOverflow, FRESH, Recovery::Compress),
         ("413 compresses", 413, "", "Payload Too Large", H, F::PayloadTooLarge, FRESH, Recovery::Compress),
         ("an unknown model falls back", 404, r#"{"error":{"message":"model not found"}}"#, "Not Found", H, F::ModelNotFound, FRESH, Recovery::FallBack),
@@ -110,12 +110,18 @@ fn every_reason_ends_in_a_decision_that_terminates() {
 
 #[test]
 fn retry_after_is_honoured_but_capped() {
-    let policy = RetryPolicy::default();
+    let patient = RetryPolicy {
+        max_total_wait: SECS(3600),
+        ..RetryPolicy::default()
+    };
     let mut v = verdict(503, "", "busy", ErrorKind::Http);
     v.retry_after = Some(SECS(7));
-    assert_eq!(decide(&v, &FRESH, &policy, 0.9), retry(7, 1));
+    assert_eq!(decide(&v, &FRESH, &patient, 0.9), retry(7, 1));
     v.retry_after = Some(SECS(900));
-    assert_eq!(decide(&v, &FRESH, &policy, 0.0), retry(120, 1));
+    assert_eq!(decide(&v, &FRESH, &patient, 0.0), retry(600, 1));
+    // Longer than the whole wait budget: give the route up at once.
+    let policy = RetryPolicy::default();
+    assert_eq!(decide(&v, &FRESH, &policy, 0.0), Recovery::FallBack);
 }
 
 #[test]
@@ -125,7 +131,7 @@ fn jitter_comes_from_the_injected_unit() {
     assert_eq!(
         decide(&v, &FRESH, &policy, 1.0),
         Recovery::Retry {
-            delay: Duration::from_millis(7_500),
+            delay: Duration::from_millis(3_000),
             attempt: 1
         }
     );
@@ -134,15 +140,15 @@ fn jitter_comes_from_the_injected_unit() {
 #[test]
 fn the_total_wait_bound_gives_the_route_up() {
     let policy = RetryPolicy {
-        max_total_wait: SECS(12),
+        max_total_wait: SECS(5),
         ..RetryPolicy::default()
     };
     let v = verdict(502, "", "Bad Gateway", ErrorKind::Http);
     let mut st = FRESH;
-    assert_eq!(decide(&v, &st, &policy, 0.0), retry(5, 1));
+    assert_eq!(decide(&v, &st, &policy, 0.0), retry(2, 1));
     st.attempt = 1;
-    st.waited = SECS(5);
-    // 5 s waited + 10 s would pass 12 s: fall back instead of waiting.
+    st.waited = SECS(2);
+    // 2 s waited + 4 s would pass 5 s: fall back instead of waiting.
     assert_eq!(decide(&v, &st, &policy, 0.0), Recovery::FallBack);
     st.can_fall_back = false;
     assert_eq!(decide(&v, &st, &policy, 0.0), Recovery::Fail);

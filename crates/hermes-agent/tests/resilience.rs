@@ -78,7 +78,7 @@ async fn two_rate_limits_then_success() {
     let s = statuses(&mut rx);
     assert_eq!(
         s.iter()
-            .filter(|m| m.starts_with("rate_limit") && m.contains("retrying in 0.0s"))
+            .filter(|m| m.starts_with("rate limited") && m.contains("retrying in 0.0s"))
             .count(),
         2,
         "{s:?}"
@@ -112,9 +112,10 @@ async fn payment_required_falls_back_to_the_next_provider() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["model"], "backup-model");
     assert!(
-        statuses(&mut rx).iter().any(
-            |m| m.starts_with("billing") && m.contains("falling back to custom (backup-model)")
-        )
+        statuses(&mut rx)
+            .iter()
+            .any(|m| m.starts_with("out of credits")
+                && m.contains("falling back to custom (backup-model)"))
     );
     assert_eq!(
         a.active_route().model,

@@ -218,7 +218,7 @@ fn rate_limits_are_retried_and_billing_falls_back_per_config() {
     assert_eq!(stdout(&out), "from the backup\n");
     let err = stderr(&out);
     assert!(
-        err.contains("rate_limit") && err.contains("retrying"),
+        err.contains("rate limited") && err.contains("retrying"),
         "{err}"
     );
     assert!(

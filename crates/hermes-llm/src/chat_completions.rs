@@ -27,6 +27,8 @@ pub struct ChatCompletionsConfig {
     pub idle_timeout: Duration,
     /// Longest wait for the TCP/TLS connection.
     pub connect_timeout: Duration,
+    /// Longest time one request may take, body included (`HERMES_API_TIMEOUT`).
+    pub request_timeout: Duration,
     /// Anthropic-style `cache_control` breakpoints (`system_and_3`, envelope layout) for
     /// gateways that honour them on chat completions (Claude via OpenRouter).
     pub prompt_cache: Option<crate::CacheTtl>,
@@ -40,8 +42,9 @@ impl Default for ChatCompletionsConfig {
             base_url: String::new(),
             api_key: None,
             extra_headers: Vec::new(),
-            idle_timeout: Duration::from_secs(120),
+            idle_timeout: crate::DEFAULT_READ_TIMEOUT,
             connect_timeout: Duration::from_secs(30),
+            request_timeout: crate::DEFAULT_REQUEST_TIMEOUT,
             prompt_cache: None,
             http: None,
         }
@@ -73,7 +76,8 @@ impl ChatCompletionsConfig {
         Ok((
             base,
             url,
-            Http::new(self.http.as_ref(), headers, self.connect_timeout)?,
+            Http::new(self.http.as_ref(), headers, self.connect_timeout)?
+                .with_request_timeout(self.request_timeout),
         ))
     }
 }
@@ -102,6 +106,7 @@ impl fmt::Debug for ChatCompletionsConfig {
             .field("extra_headers", &self.extra_headers)
             .field("idle_timeout", &self.idle_timeout)
             .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
             .finish()
     }
 }

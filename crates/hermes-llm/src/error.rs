@@ -63,6 +63,24 @@ impl LlmError {
         }
     }
 
+    /// A few words for a status line saying what kind of failure this is
+    /// (`cannot connect`, `timed out` …); `None` for an HTTP error, which the
+    /// classifier's reason describes better.
+    pub fn kind_phrase(&self) -> Option<&'static str> {
+        match self {
+            LlmError::Http { .. } => None,
+            LlmError::Transport(text) if text.starts_with("cannot connect") => {
+                Some("cannot connect")
+            }
+            LlmError::Transport(_) => Some("network error"),
+            LlmError::Timeout(_) => Some("timed out"),
+            LlmError::Decode(_) => Some("unreadable reply"),
+            LlmError::StreamEnded(_) => Some("reply cut off"),
+            LlmError::Cancelled => Some("cancelled"),
+            LlmError::Config(_) => Some("configuration error"),
+        }
+    }
+
     /// Builds an [`LlmError::Http`] from a status, the response headers and body.
     pub fn from_response_parts(status: u16, headers: &HeaderMap, body: &str) -> Self {
         LlmError::Http {
@@ -128,17 +146,24 @@ fn http_display(status: u16, body: &str, request_id: Option<&str>) -> String {
     } else {
         format!("HTTP {status}")
     };
-    let excerpt = match html_summary(body) {
-        Some(summary) => summary,
-        None => body.split_whitespace().collect::<Vec<_>>().join(" "),
-    };
+    let excerpt = summarize_body(body);
     if !excerpt.is_empty() {
-        let _ = write!(text, ": {}", truncate(&excerpt, DISPLAY_EXCERPT));
+        let _ = write!(text, ": {excerpt}");
     }
     if let Some(id) = request_id {
         let _ = write!(text, " (request id {id})");
     }
     text
+}
+
+/// A response body said briefly: an HTML page by its title, anything else
+/// with its whitespace collapsed, cut to a display excerpt.
+pub(crate) fn summarize_body(body: &str) -> String {
+    let excerpt = match html_summary(body) {
+        Some(summary) => summary,
+        None => body.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
+    truncate(&excerpt, DISPLAY_EXCERPT)
 }
 
 /// An HTML error page (a proxy's or CDN's) said in a few words — its title or

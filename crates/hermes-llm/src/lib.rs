@@ -31,6 +31,6 @@ pub use classify::{
     ClassifiedError, ErrorContext, ErrorKind, FailoverReason, classify_error, classify_parts,
 };
 pub use error::LlmError;
-pub use open::SharedHttp;
+pub use open::{DEFAULT_READ_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SharedHttp};
 pub use provider::{ChatRequest, DeltaStream, Provider, StreamDelta, ToolChoice};
 pub use responses::{ResponsesConfig, ResponsesProvider};

@@ -19,6 +19,14 @@ use crate::sse::SseDecoder;
 use crate::{DeltaStream, LlmError, StreamDelta};
 
 /// Largest error body read from a failed response.
+/// The longest one model request may take when nothing says otherwise (the
+/// reference's `HERMES_API_TIMEOUT` default).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// The longest wait for response headers or the next chunk when nothing says
+/// otherwise (the reference's `HERMES_STREAM_READ_TIMEOUT` default).
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(120);
+
 const MAX_ERROR_READ: usize = 64 * 1024;
 /// Largest non-streamed (plain JSON) reply read.
 const MAX_JSON_READ: usize = 32 * 1024 * 1024;
@@ -83,6 +91,7 @@ impl SharedHttp {
 pub(crate) struct Http {
     client: reqwest::Client,
     headers: HeaderMap,
+    request_timeout: Option<Duration>,
 }
 
 impl Http {
@@ -96,17 +105,34 @@ impl Http {
             Some(shared) => shared.client.clone(),
             None => SharedHttp::new(connect_timeout)?.client,
         };
-        Ok(Self { client, headers })
+        Ok(Self {
+            client,
+            headers,
+            request_timeout: None,
+        })
+    }
+
+    /// Bounds every request, from connecting until its body is read.
+    pub(crate) fn with_request_timeout(mut self, limit: Duration) -> Self {
+        self.request_timeout = Some(limit);
+        self
+    }
+
+    fn bounded(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self.request_timeout {
+            Some(limit) => builder.timeout(limit),
+            None => builder,
+        }
     }
 
     /// A `GET` carrying this provider's headers.
     pub(crate) fn get(&self, url: impl reqwest::IntoUrl) -> reqwest::RequestBuilder {
-        self.client.get(url).headers(self.headers.clone())
+        self.bounded(self.client.get(url).headers(self.headers.clone()))
     }
 
     /// A `POST` carrying this provider's headers.
     pub(crate) fn post(&self, url: impl reqwest::IntoUrl) -> reqwest::RequestBuilder {
-        self.client.post(url).headers(self.headers.clone())
+        self.bounded(self.client.post(url).headers(self.headers.clone()))
     }
 }
 

@@ -71,7 +71,14 @@ pub(crate) struct Pump<W, D> {
     request_id: Option<String>,
     cancel: CancellationToken,
     idle: Duration,
+    /// Frames decoded so far, and the first bytes of the body: a body that
+    /// ends without a single frame is shown as what it was.
+    frames: usize,
+    head: Vec<u8>,
 }
+
+/// How much of the body is kept to show when it turns out not to be a stream.
+const HEAD_KEPT: usize = 1024;
 
 impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
     /// A pump over `body` split by `framing`, stopping when `cancel` fires or no
@@ -93,6 +100,8 @@ impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
             request_id,
             cancel,
             idle,
+            frames: 0,
+            head: Vec::new(),
         };
         stream::unfold(pump, Self::next).boxed()
     }
@@ -127,6 +136,10 @@ impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
         };
         match next {
             Some(Ok(bytes)) => {
+                if self.frames == 0 && self.head.len() < HEAD_KEPT {
+                    let room = HEAD_KEPT - self.head.len();
+                    self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                }
                 let mut frames = Vec::new();
                 let pushed = self.framing.push(&bytes, &mut frames);
                 for frame in &frames {
@@ -138,6 +151,13 @@ impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
                 if let Err(e) = pushed {
                     self.fail(e);
                 }
+            }
+            Some(Err(e)) if e.is_timeout() => {
+                self.fail(LlmError::Timeout(
+                    "the request ran past its time limit (HERMES_API_TIMEOUT or the \
+                     provider's request_timeout_seconds)"
+                        .into(),
+                ));
             }
             Some(Err(e)) => {
                 let text = describe(&e.without_url());
@@ -151,6 +171,13 @@ impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
                     Ok(None) => {}
                     Err(e) => return self.fail(e),
                 }
+                if !self.done && self.frames == 0 && !looks_like_sse(&self.head) {
+                    let body = String::from_utf8_lossy(&self.head).into_owned();
+                    return self.fail(LlmError::Decode(format!(
+                        "the reply is not a model response stream: {}",
+                        crate::error::summarize_body(&body)
+                    )));
+                }
                 if !self.done {
                     match self.wire.on_eof() {
                         Ok(()) => self.done = true,
@@ -162,6 +189,7 @@ impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
     }
 
     fn event(&mut self, event: &D::Frame) {
+        self.frames += 1;
         let mut deltas = Vec::new();
         let result = self
             .wire
@@ -171,6 +199,22 @@ impl<D: Framing, W: WireEvents<D::Frame>> Pump<W, D> {
             Err(e) => self.fail(e),
             Ok(true) => self.done = true,
             Ok(false) => {}
+        }
+    }
+}
+
+/// Whether a body's first line is an SSE field or comment (or there is none):
+/// a stream that only sent keep-alives is cut off, not something else.
+fn looks_like_sse(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    match text.lines().map(str::trim).find(|l| !l.is_empty()) {
+        None => true,
+        Some(line) => {
+            line.starts_with(':')
+                || ["data", "event", "id", "retry"].iter().any(|field| {
+                    line.strip_prefix(field)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+                })
         }
     }
 }

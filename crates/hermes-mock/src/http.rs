@@ -181,11 +181,17 @@ pub(crate) async fn write_full<W: AsyncWrite + Unpin>(
     extra: &[(String, String)],
     body: &str,
 ) -> io::Result<()> {
+    // A reply's own `content-type` header (an HTML error page) replaces the default.
+    let overridden = extra
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
     let mut headers = vec![
-        ("content-type".to_owned(), content_type.to_owned()),
         ("content-length".to_owned(), body.len().to_string()),
         ("connection".to_owned(), "close".to_owned()),
     ];
+    if !overridden {
+        headers.insert(0, ("content-type".to_owned(), content_type.to_owned()));
+    }
     headers.extend(extra.iter().cloned());
     write_head(w, status, &headers).await?;
     w.write_all(body.as_bytes()).await?;

@@ -3,6 +3,7 @@
 //! approval gate and fallbacks.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use hermes_agent::code_exec::{self, CodeExecSettings};
 use hermes_agent::compress::CompressorConfig;
@@ -59,8 +60,10 @@ pub(crate) async fn assemble(
     {
         fallbacks.push((services.remote(&fb)?, fb.model.unwrap_or_default()));
     }
+    // The reference's `api_max_retries` counts attempts, the first included.
     let retry = RetryPolicy {
-        max_retries: config.agent.api_max_retries,
+        max_retries: config.agent.api_max_retries.saturating_sub(1),
+        max_total_wait: Duration::from_secs(config.agent.api_retry_max_wait_seconds),
         ..RetryPolicy::default()
     };
     // --ignore-rules skips memory entirely, as the reference's skip_memory does.

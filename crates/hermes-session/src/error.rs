@@ -59,12 +59,26 @@ pub fn explain(err: &AgentError, endpoint: &Endpoint) -> String {
         LlmError::Http {
             status: 500..=599, ..
         } => "the provider had a server error: try again shortly".into(),
-        LlmError::Transport(_) | LlmError::Timeout(_) => {
+        LlmError::Transport(_) => {
             format!(
                 "could not reach {}: is the server running and the URL right?",
                 endpoint.base_url
             )
         }
+        LlmError::Timeout(_) => format!(
+            "{} did not answer in time: try again, or allow longer with \
+             HERMES_STREAM_READ_TIMEOUT / HERMES_API_TIMEOUT (seconds) or \
+             providers.{}.request_timeout_seconds in config.yaml",
+            endpoint.base_url, endpoint.provider
+        ),
+        LlmError::StreamEnded(_) => {
+            "the connection dropped before the reply was complete: try again".into()
+        }
+        LlmError::Decode(_) => format!(
+            "{} answered with something that is not a model reply: check the base URL \
+             (it should end in /v1 for OpenAI-compatible servers)",
+            endpoint.base_url
+        ),
         _ => String::new(),
     };
     // Provider error bodies often echo the rejected key back.

@@ -27,6 +27,7 @@ mod setup;
 pub mod skills;
 mod spec;
 pub mod store;
+pub mod timeouts;
 
 pub use conversation::{Conversation, EVENT_BUFFER, SessionInfo, Submitter, ToolInfo};
 pub use endpoint::{Endpoint, SetupError};

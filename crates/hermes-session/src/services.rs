@@ -175,6 +175,7 @@ impl Services {
         let setup = &self.inner.setup;
         let (config, env) = (&setup.config, &setup.env);
         let http = Some(self.http()?);
+        let limits = crate::timeouts::resolve(ep, config, env);
         let provider: Arc<dyn Provider> = match ep.api_mode {
             ApiMode::ChatCompletions => Arc::new(ChatCompletionsProvider::new(
                 ep.provider.clone(),
@@ -182,6 +183,8 @@ impl Services {
                     api_key: ep.api_key.clone(),
                     prompt_cache: endpoint::envelope_cache(ep, config),
                     http,
+                    idle_timeout: limits.read,
+                    request_timeout: limits.request,
                     ..ChatCompletionsConfig::new(ep.base_url.clone())
                 },
             )?),
@@ -190,6 +193,8 @@ impl Services {
                     reasoning_effort: config.sections.reasoning_effort.clone(),
                     cache_ttl: endpoint::cache_ttl(config),
                     http,
+                    idle_timeout: limits.read,
+                    request_timeout: limits.request,
                     ..hermes_llm::AnthropicConfig::new(
                         ep.base_url.clone(),
                         ep.api_key.clone().unwrap_or_default(),
@@ -205,6 +210,8 @@ impl Services {
                 hermes_llm::ResponsesConfig {
                     api_key: ep.api_key.clone(),
                     http,
+                    idle_timeout: limits.read,
+                    request_timeout: limits.request,
                     ..hermes_llm::ResponsesConfig::new(ep.base_url.clone())
                 },
             )?),
@@ -219,6 +226,8 @@ impl Services {
                     .unwrap_or_else(|| endpoint::bedrock_region(config, env));
                 let cfg = hermes_llm::BedrockConfig {
                     http,
+                    idle_timeout: limits.read,
+                    request_timeout: limits.request,
                     ..hermes_llm::BedrockConfig::new(ep.base_url.clone(), region, auth)
                 };
                 Arc::new(hermes_llm::BedrockProvider::new(ep.provider.clone(), cfg)?)

@@ -34,8 +34,12 @@ pub struct ModelConfig {
 pub struct AgentConfig {
     /// Iteration budget per turn.
     pub max_turns: u32,
-    /// Retries of a failed model call before falling back or giving up.
+    /// Attempts of a failed model call (the first included, as the reference
+    /// counts them) before falling back or giving up.
     pub api_max_retries: u32,
+    /// Longest total wait between those attempts, in seconds; a longer wait
+    /// (a large `Retry-After`) gives the route up at once.
+    pub api_retry_max_wait_seconds: u64,
 }
 
 impl Default for AgentConfig {
@@ -43,6 +47,7 @@ impl Default for AgentConfig {
         Self {
             max_turns: 90,
             api_max_retries: 3,
+            api_retry_max_wait_seconds: 120,
         }
     }
 }
@@ -196,7 +201,10 @@ fn lenient_numbers(v: Value) -> Value {
                         Value::String(s)
                             if matches!(
                                 k.as_str(),
-                                "max_turns" | "context_length" | "api_max_retries"
+                                "max_turns"
+                                    | "context_length"
+                                    | "api_max_retries"
+                                    | "api_retry_max_wait_seconds"
                             ) =>
                         {
                             s.trim()

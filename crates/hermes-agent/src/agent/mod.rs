@@ -71,6 +71,14 @@ pub enum AgentError {
     /// The conversation cannot be made to fit the model's window; says what to do.
     #[error("context window exceeded: {0}")]
     ContextExhausted(String),
+    /// The provider refused the request's size (HTTP 413) and nothing is left
+    /// to compact: a body limit, not the model's context window.
+    #[error(
+        "the provider refused the request as too large ({0}); nothing is left to compact. \
+         Shorten the last message or ask for smaller tool output, or start a new session \
+         (hermes chat without --resume)"
+    )]
+    PayloadTooLarge(String),
     /// A tool failed in a way the model cannot fix.
     #[error("tool {tool} failed: {message}")]
     Tool {

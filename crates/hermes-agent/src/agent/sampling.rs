@@ -4,7 +4,8 @@
 
 use futures_util::StreamExt;
 use hermes_llm::{
-    ChatRequest, Completion, ErrorContext, LlmError, StreamAccumulator, StreamDelta, classify_error,
+    ChatRequest, Completion, ErrorContext, FailoverReason, LlmError, StreamAccumulator,
+    StreamDelta, classify_error,
 };
 use hermes_protocol::Event;
 use tokio_util::sync::CancellationToken;
@@ -62,20 +63,29 @@ impl Agent {
                     num_messages: self.messages.len(),
                 },
             );
-            let reason = verdict.reason.as_str();
+            let reason = err.kind_phrase().unwrap_or(verdict.reason.phrase());
             state.can_fall_back = self.active + 1 < self.routes.len();
             state.rotation_refused = false;
             loop {
                 match decide(&verdict, &state, &self.retry, self.timing.random()) {
                     Recovery::Compress => {
-                        self.recover_overflow(
-                            &err.to_string(),
-                            offer_tools,
-                            &mut compactions,
-                            events,
-                            cancel,
-                        )
-                        .await?;
+                        let shrunk = self
+                            .recover_overflow(
+                                &err.to_string(),
+                                offer_tools,
+                                &mut compactions,
+                                events,
+                                cancel,
+                            )
+                            .await;
+                        match shrunk {
+                            Err(AgentError::ContextExhausted(_))
+                                if verdict.reason == FailoverReason::PayloadTooLarge =>
+                            {
+                                return Err(AgentError::PayloadTooLarge(err.to_string()));
+                            }
+                            other => other?,
+                        }
                     }
                     Recovery::Rotate => {
                         let route = &self.routes[self.active];
@@ -96,10 +106,11 @@ impl Agent {
                     Recovery::Retry { delay, attempt } => {
                         let _ = events.send(Event::Status {
                             message: format!(
-                                "{reason}: {} — retrying in {:.1}s (attempt {attempt}/{})",
+                                "{reason}: {} — retrying in {:.1}s (attempt {} of {})",
                                 verdict.message,
                                 delay.as_secs_f64(),
-                                self.retry.max_retries
+                                attempt + 1,
+                                self.retry.max_retries + 1
                             ),
                         });
                         tokio::select! {
@@ -122,7 +133,21 @@ impl Agent {
                             ),
                         });
                     }
-                    Recovery::Fail => return Err(err.into()),
+                    Recovery::Fail => {
+                        if let Some(asked) = verdict.retry_after.filter(|asked| {
+                            verdict.retryable && state.waited + *asked > self.retry.max_total_wait
+                        }) {
+                            let _ = events.send(Event::Status {
+                                message: format!(
+                                    "{reason}: the provider asked to wait {}s, past the retry \
+                                     budget of {}s (agent.api_retry_max_wait_seconds)",
+                                    asked.as_secs(),
+                                    self.retry.max_total_wait.as_secs()
+                                ),
+                            });
+                        }
+                        return Err(err.into());
+                    }
                 }
                 break;
             }

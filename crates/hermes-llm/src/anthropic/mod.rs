@@ -47,6 +47,8 @@ pub struct AnthropicConfig {
     pub idle_timeout: Duration,
     /// Longest wait for the TCP/TLS connection.
     pub connect_timeout: Duration,
+    /// Longest time one request may take, body included (`HERMES_API_TIMEOUT`).
+    pub request_timeout: Duration,
     /// Lifetime of the `system_and_3` prompt-cache breakpoints.
     pub cache_ttl: CacheTtl,
     /// `agent.reasoning_effort` (`low` … `xhigh`, `none`); `None` asks for no thinking.
@@ -80,8 +82,9 @@ impl Default for AnthropicConfig {
             base_url: "https://api.anthropic.com".to_owned(),
             api_key: String::new(),
             extra_betas: Vec::new(),
-            idle_timeout: Duration::from_secs(120),
+            idle_timeout: crate::DEFAULT_READ_TIMEOUT,
             connect_timeout: Duration::from_secs(30),
+            request_timeout: crate::DEFAULT_REQUEST_TIMEOUT,
             cache_ttl: CacheTtl::FiveMinutes,
             reasoning_effort: None,
             http: None,
@@ -108,6 +111,7 @@ impl fmt::Debug for AnthropicConfig {
             .field("extra_betas", &self.extra_betas)
             .field("idle_timeout", &self.idle_timeout)
             .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
             .field("cache_ttl", &self.cache_ttl)
             .field("reasoning_effort", &self.reasoning_effort)
             .finish()
@@ -170,7 +174,8 @@ impl AnthropicProvider {
             let joined = betas.join(",");
             headers.insert("anthropic-beta", header_value("anthropic-beta", &joined)?);
         }
-        let http = Http::new(cfg.http.as_ref(), headers, cfg.connect_timeout)?;
+        let http = Http::new(cfg.http.as_ref(), headers, cfg.connect_timeout)?
+            .with_request_timeout(cfg.request_timeout);
         Ok(Self {
             name: name.into(),
             endpoint: format!("{root}/v1/messages"),

@@ -120,6 +120,8 @@ pub struct BedrockConfig {
     pub idle_timeout: Duration,
     /// Longest wait for the TCP/TLS connection.
     pub connect_timeout: Duration,
+    /// Longest time one request may take, body included (`HERMES_API_TIMEOUT`).
+    pub request_timeout: Duration,
     /// The signing time source.
     pub clock: Clock,
     /// A client to share with other providers; `None` builds one for this provider.
@@ -133,8 +135,9 @@ impl BedrockConfig {
             endpoint: endpoint.into(),
             region: region.into(),
             auth,
-            idle_timeout: Duration::from_secs(120),
+            idle_timeout: crate::DEFAULT_READ_TIMEOUT,
             connect_timeout: Duration::from_secs(30),
+            request_timeout: crate::DEFAULT_REQUEST_TIMEOUT,
             clock: Arc::new(SystemTime::now),
             http: None,
         }
@@ -149,6 +152,7 @@ impl fmt::Debug for BedrockConfig {
             .field("auth", &self.auth)
             .field("idle_timeout", &self.idle_timeout)
             .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -238,7 +242,8 @@ impl BedrockProvider {
         if region.is_empty() {
             return Err(LlmError::Config("Bedrock needs an AWS region".into()));
         }
-        let http = Http::new(cfg.http.as_ref(), HeaderMap::new(), cfg.connect_timeout)?;
+        let http = Http::new(cfg.http.as_ref(), HeaderMap::new(), cfg.connect_timeout)?
+            .with_request_timeout(cfg.request_timeout);
         Ok(Self {
             name: name.into(),
             endpoint,

@@ -121,6 +121,33 @@ impl FailoverReason {
         }
     }
 
+    /// The reason in a few plain words, for status lines.
+    pub const fn phrase(self) -> &'static str {
+        use FailoverReason::*;
+        match self {
+            Auth | AuthPermanent => "authentication failed",
+            Billing => "out of credits",
+            RateLimit | UpstreamRateLimit => "rate limited",
+            Overloaded => "provider overloaded",
+            ServerError => "provider error",
+            Timeout => "timed out",
+            SslCertVerification => "TLS certificate rejected",
+            ContextOverflow | LongContextTier => "context window full",
+            PayloadTooLarge => "request too large",
+            ImageTooLarge => "image too large",
+            ModelNotFound => "unknown model",
+            ProviderPolicyBlocked | ContentPolicyBlocked => "blocked by provider policy",
+            FormatError
+            | InvalidEncryptedContent
+            | MultimodalToolContentUnsupported
+            | ThinkingSignature
+            | OauthLongContextBetaForbidden
+            | LlamaCppGrammarPattern => "request rejected",
+            Unknown => "model call failed",
+            Cancelled => "cancelled",
+        }
+    }
+
     /// The reason named `name` (see [`FailoverReason::as_str`]).
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == name)
