@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 
-use hermes_llm::redact::redact_terminal_output;
 use hermes_protocol::Event;
 use hermes_state::settings::GuardrailsSection;
 use serde_json::{Value, json};
@@ -449,11 +448,9 @@ impl Guardrails {
                 continue;
             }
             let Some(mut result) = ran.next() else { break };
-            if result.name == "terminal" {
-                // Environment dumps and echoed config must not carry live keys into the transcript.
-                let command = call.args.get("command").and_then(Value::as_str);
-                result.content = redact_terminal_output(&result.content, command);
-            }
+            // No live key joins the transcript, whichever tool printed it.
+            result.content =
+                crate::redaction::tool_result(&result.name, &call.args, &result.content);
             let decision = self.after_call(&result.name, &call.args, &result.content);
             if matches!(decision.action, Action::Warn | Action::Halt) {
                 let _ = events.send(Event::Status {

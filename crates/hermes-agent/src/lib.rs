@@ -15,6 +15,7 @@ pub mod overflow;
 pub mod plan;
 pub mod prompt;
 pub mod recovery;
+pub mod redaction;
 pub mod repair;
 mod resilience;
 pub mod steer;

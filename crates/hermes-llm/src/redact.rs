@@ -26,6 +26,11 @@ pub struct RedactOptions {
     /// Also mask credential-named query parameters (`?token=…`) and URL
     /// userinfo (`user:pass@`). Off for tool flows that must follow such URLs.
     pub url_credentials: bool,
+    /// The text goes back to the model, which may write it into a file again:
+    /// replace secrets with a marker that cannot pass for a (truncated) key
+    /// (`«redacted:ghp_…»`), so a read-edit-write round trip cannot store a
+    /// dead credential in its place.
+    pub non_reusable: bool,
 }
 
 impl RedactOptions {
@@ -33,6 +38,24 @@ impl RedactOptions {
     pub const STRICT: Self = Self {
         code_file: false,
         url_credentials: true,
+        non_reusable: false,
+    };
+
+    /// File content and other tool output the model reads (as the reference's
+    /// `file_read`): key shapes, auth headers, private keys, connection
+    /// strings and JWTs, with non-reusable markers; `KEY=value` lines kept.
+    pub const FILE_READ: Self = Self {
+        code_file: true,
+        url_credentials: false,
+        non_reusable: true,
+    };
+
+    /// [`RedactOptions::FILE_READ`] for a dotenv-like file, where every
+    /// credential-named assignment is a secret too.
+    pub const ENV_FILE_READ: Self = Self {
+        code_file: false,
+        url_credentials: false,
+        non_reusable: true,
     };
 }
 
@@ -218,6 +241,51 @@ pub fn mask_token(token: &str) -> String {
     format!("{head}...{tail}")
 }
 
+/// A marker naming the key's vendor prefix (`«redacted:ghp_…»`) and nothing
+/// of its body; `«redacted-secret»` when it has no known prefix.
+pub fn sentinel(token: &str) -> String {
+    match PREFIX_LABELS.iter().find(|label| token.starts_with(*label)) {
+        Some(label) => format!("«redacted:{label}…»"),
+        None => "«redacted-secret»".to_owned(),
+    }
+}
+
+/// The literal start of each [`PREFIX_PATTERNS`] entry, in the same order.
+static PREFIX_LABELS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    PREFIX_PATTERNS
+        .iter()
+        .map(|p| {
+            let literal = p.split(['[', '(']).next().unwrap_or_default();
+            literal.replace('\\', "")
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+});
+
+/// Whether a file's name says it holds `KEY=value` credentials (`.env`,
+/// `prod.env`, `.env.local`, `.envrc`, `.netrc`, `.pgpass`, `credentials` …).
+pub fn is_env_like_file(path: &str) -> bool {
+    let name = path
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(path)
+        .to_ascii_lowercase();
+    name == ".env"
+        || name.starts_with(".env.")
+        || name.ends_with(".env")
+        || matches!(
+            name.as_str(),
+            ".envrc"
+                | ".netrc"
+                | ".pgpass"
+                | ".npmrc"
+                | ".pypirc"
+                | "credentials"
+                | ".git-credentials"
+                | "auth.json"
+        )
+}
+
 /// [`mask_token`], leaving an already-masked value as it is.
 fn mask_again(token: &str) -> String {
     if looks_masked(token) {
@@ -237,9 +305,14 @@ pub fn redact_with(text: &str, options: RedactOptions) -> String {
     if text.is_empty() {
         return String::new();
     }
-    let mut text = replace_bounded(&PREFIX_RE, text, |c| mask_token(&c[0]));
+    let mask: fn(&str) -> String = if options.non_reusable {
+        sentinel
+    } else {
+        mask_token
+    };
+    let mut text = replace_bounded(&PREFIX_RE, text, |c| mask(&c[0]));
     if !options.code_file {
-        text = redact_assignments(&text);
+        text = redact_assignments(&text, mask);
     }
     if text.to_ascii_lowercase().contains("authorization") {
         text = replace(&AUTH_HEADER_RE, &text, |c| {
@@ -307,8 +380,9 @@ pub fn redact_with(text: &str, options: RedactOptions) -> String {
 }
 
 /// `KEY=value`, dotted config keys, JSON fields and YAML `key: value` lines.
-fn redact_assignments(text: &str) -> String {
+fn redact_assignments(text: &str, mask: fn(&str) -> String) -> String {
     let mut text = text.to_owned();
+    let redact_assignment = |c: &Captures<'_>| redact_assignment(c, mask);
     if text.contains('=') {
         text = replace(&ENV_ASSIGN_RE, &text, redact_assignment);
         // Web URLs carry round-trip tokens in query strings; those are left to
@@ -323,7 +397,7 @@ fn redact_assignments(text: &str) -> String {
             if is_env_lookup(&c[2]) || looks_masked(&c[2]) {
                 c[0].to_owned()
             } else {
-                format!("{}: \"{}\"", &c[1], mask_token(&c[2]))
+                format!("{}: \"{}\"", &c[1], mask(&c[2]))
             }
         });
     }
@@ -332,7 +406,7 @@ fn redact_assignments(text: &str) -> String {
             if is_env_lookup(&c[3]) || looks_masked(&c[3]) || is_token_count(&c[1], &c[3]) {
                 c[0].to_owned()
             } else {
-                format!("{}{}{}", &c[1], &c[2], mask_token(&c[3]))
+                format!("{}{}{}", &c[1], &c[2], mask(&c[3]))
             }
         });
     }
@@ -340,7 +414,7 @@ fn redact_assignments(text: &str) -> String {
 }
 
 /// Rebuilds `NAME=value` with the value masked and its quotes kept.
-fn redact_assignment(c: &Captures<'_>) -> String {
+fn redact_assignment(c: &Captures<'_>, mask: fn(&str) -> String) -> String {
     let (quote, value) = if let Some(v) = c.get(2) {
         ("\"", v.as_str())
     } else if let Some(v) = c.get(3) {
@@ -351,7 +425,7 @@ fn redact_assignment(c: &Captures<'_>) -> String {
     if is_env_lookup(value) || looks_masked(value) || is_token_count(&c[1], value) {
         return c[0].to_owned();
     }
-    format!("{}={quote}{}{quote}", &c[1], mask_token(value))
+    format!("{}={quote}{}{quote}", &c[1], mask(value))
 }
 
 /// `max_tokens=4096` or `token_count: 17` is a number of tokens, not a credential.
@@ -362,6 +436,7 @@ fn is_token_count(name: &str, value: &str) -> bool {
 /// Already the output of [`mask_token`]; masking it again would only lose the hint.
 fn looks_masked(value: &str) -> bool {
     value == MASK
+        || value.starts_with("«redacted")
         || (value.chars().count() == 13 && value.chars().skip(6).take(3).all(|c| c == '.'))
 }
 
@@ -425,6 +500,7 @@ pub fn redact_terminal_output(output: &str, command: Option<&str>) -> String {
         RedactOptions {
             code_file,
             url_credentials: false,
+            non_reusable: false,
         },
     )
 }

@@ -225,6 +225,7 @@ fn code_files_keep_constants_but_not_keys() {
     let code = RedactOptions {
         code_file: true,
         url_credentials: false,
+        non_reusable: false,
     };
     let cases = [
         ("MAX_TOKENS=100", "MAX_TOKENS=100"),
@@ -300,4 +301,49 @@ fn masking_stops_at_the_end_of_the_secret_and_never_eats_the_next_line() {
     }
     assert!(!env.contains("abcdefghijklmnopqrstuvwx"));
     assert!(!env.contains("ijklMNOPqrstUVWX"));
+}
+
+#[test]
+fn file_reads_get_markers_that_cannot_pass_for_keys() {
+    let text = "model: x\nkey: ghp_abcdefghijklmnopqrstuvwxyz0123\nMAX_TOKENS=100\nnext line\n";
+    let out = redact_with(text, RedactOptions::FILE_READ);
+    assert_eq!(
+        out,
+        "model: x\nkey: «redacted:ghp_…»\nMAX_TOKENS=100\nnext line\n"
+    );
+    assert_eq!(sentinel("SG.abcdefghijklmnop"), "«redacted:SG.…»");
+    assert_eq!(sentinel("xoxb-1234567890-abc"), "«redacted:xox…»");
+    assert_eq!(sentinel("opaque"), "«redacted-secret»");
+    // Redacting again changes nothing.
+    assert_eq!(redact_with(&out, RedactOptions::FILE_READ), out);
+}
+
+#[test]
+fn env_files_mask_every_credential_assignment_and_nothing_around_it() {
+    let text = "# db\nDB_HOST=db.internal\nDB_PASSWORD=hunter2hunter2\nSTRIPE_SECRET=whsec_1234567890abcdef\n\
+                OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuv\nPORT=5432\n";
+    let out = redact_with(text, RedactOptions::ENV_FILE_READ);
+    assert_eq!(
+        out,
+        "# db\nDB_HOST=db.internal\nDB_PASSWORD=«redacted-secret»\nSTRIPE_SECRET=«redacted-secret»\n\
+         OPENAI_API_KEY=«redacted:sk-…»\nPORT=5432\n"
+    );
+    assert_eq!(redact_with(&out, RedactOptions::ENV_FILE_READ), out);
+}
+
+#[test]
+fn env_like_file_names() {
+    for name in [
+        ".env",
+        "/srv/app/.env.production",
+        "prod.env",
+        "~/.netrc",
+        "C:\\x\\.envrc",
+        "auth.json",
+    ] {
+        assert!(is_env_like_file(name), "{name}");
+    }
+    for name in ["env.rs", "environment.md", "README", "src/.environment"] {
+        assert!(!is_env_like_file(name), "{name}");
+    }
 }

@@ -255,7 +255,18 @@ impl Agent {
         let usage = completion.usage.unwrap_or_default();
         tally.usage.add(&usage);
         self.record_usage(&usage, events);
-        completion.message
+        let mut message = completion.message;
+        // A key the model repeats must not reach state.db or the next request.
+        if let Some(text) = message.content.as_mut() {
+            *text = crate::redaction::assistant_text(text);
+        }
+        // Signed thinking must go back byte for byte, or the provider rejects it.
+        if message.reasoning_signature.is_none()
+            && let Some(text) = message.reasoning.as_mut()
+        {
+            *text = crate::redaction::assistant_text(text);
+        }
+        message
     }
 
     /// Runs the reply's tool calls and appends their results; the guardrail's

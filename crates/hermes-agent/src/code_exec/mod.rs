@@ -259,13 +259,7 @@ impl ExecuteCodeTool {
     fn result_json(&self, outcome: child::Outcome, calls: usize, started: Instant) -> String {
         let clean = |s: &str| {
             let stripped = hermes_tools::builtin::terminal::strip_ansi(s);
-            hermes_llm::redact::redact_with(
-                &stripped,
-                hermes_llm::redact::RedactOptions {
-                    code_file: true,
-                    url_credentials: false,
-                },
-            )
+            hermes_llm::redact::redact_with(&stripped, hermes_llm::redact::RedactOptions::FILE_READ)
         };
         let (stdout, meta) = outcome.stdout.assemble();
         let stdout = clean(&stdout);

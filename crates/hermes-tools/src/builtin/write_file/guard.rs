@@ -51,6 +51,66 @@ const SECRET_ENV_NAMES: [&str; 7] = [
     ".envrc",
 ];
 
+/// System files holding password hashes, sudo rules or private keys: never
+/// read into the conversation, whoever runs Hermes (root can read them).
+const SYSTEM_SECRET_FILES: [&str; 8] = [
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/security/opasswd",
+    "/etc/master.passwd",
+    "/private/etc/master.passwd",
+];
+const SYSTEM_SECRET_DIRS: [&str; 4] = [
+    "/etc/sudoers.d",
+    "/etc/ssl/private",
+    "/root/.ssh",
+    "/root/.gnupg",
+];
+
+/// Credentials under `$HOME` that are never read (private keys, cloud and
+/// registry logins); public keys and configs around them stay readable.
+const HOME_SECRET_FILES: [&str; 8] = [
+    ".aws/credentials",
+    ".git-credentials",
+    ".netrc",
+    ".pgpass",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+    ".config/gcloud/credentials.db",
+];
+
+/// Whether `p` is a system or home credential file (an SSH private key
+/// included: `id_*` under `.ssh` without `.pub`, `ssh_host_*_key`).
+fn is_credential_file(p: &Path, home: Option<&Path>) -> bool {
+    let s = p.to_string_lossy();
+    if SYSTEM_SECRET_FILES.contains(&s.as_ref())
+        || SYSTEM_SECRET_DIRS.iter().any(|d| p.starts_with(d))
+    {
+        return true;
+    }
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if p.parent() == Some(Path::new("/etc/ssh"))
+        && name.starts_with("ssh_host_")
+        && name.ends_with("_key")
+    {
+        return true;
+    }
+    let Some(home) = home else { return false };
+    let private_key = p.parent() == Some(home.join(".ssh").as_path())
+        && name.starts_with("id_")
+        && !name.ends_with(".pub");
+    private_key
+        || HOME_SECRET_FILES.iter().any(|f| p == home.join(f))
+        || p.starts_with(home.join(".gnupg/private-keys-v1.d"))
+}
+
 /// Devices and proc files that hang a reader or leak process secrets.
 const BLOCKED_DEVICES: [&str; 12] = [
     "/dev/zero",
@@ -163,6 +223,17 @@ pub(crate) fn write_denied(homes: &Homes, path: &Path, shown: &str) -> Option<St
 /// Why a read of `path` (already resolved) is refused, if it is.
 pub(crate) fn read_blocked(homes: &Homes, path: &Path, shown: &str) -> Option<String> {
     let resolved = real(path);
+    let home = homes.home.as_deref();
+    let home_real = home.map(real);
+    let credential = [path, resolved.as_path()]
+        .iter()
+        .any(|p| is_credential_file(p, home) || is_credential_file(p, home_real.as_deref()));
+    if credential {
+        return Some(format!(
+            "Access denied: {shown} holds system or account credentials (password hashes, \
+             private keys, cloud logins) and is not read, so they never reach the conversation."
+        ));
+    }
     if let Some(hh) = hermes_home(homes) {
         let root = hermes_root(&hh);
         for base in [real(&hh), real(&root), hh, root].iter() {

@@ -194,3 +194,53 @@ async fn write_file_and_patch_refuse_a_symlink_to_authorized_keys() {
         "ssh-ed25519 AAAA user\n"
     );
 }
+
+#[test]
+fn system_and_account_credentials_are_never_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let work = home.join("work");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE").unwrap();
+    std::fs::write(home.join(".aws/credentials"), "[default]").unwrap();
+    let h = homes(&home, None);
+    let refused = [
+        PathBuf::from("/etc/shadow"),
+        PathBuf::from("/etc/gshadow"),
+        PathBuf::from("/etc/sudoers"),
+        PathBuf::from("/etc/sudoers.d/90-cloud"),
+        PathBuf::from("/etc/ssh/ssh_host_ed25519_key"),
+        PathBuf::from("/root/.ssh/id_rsa"),
+        home.join(".ssh/id_ed25519"),
+        home.join(".ssh/id_rsa_work"),
+        home.join(".aws/credentials"),
+        home.join(".netrc"),
+    ];
+    for p in &refused {
+        let why = read_blocked(&h, p, &p.display().to_string());
+        assert!(
+            why.as_deref().is_some_and(|w| w.contains("credentials")),
+            "{} readable: {why:?}",
+            p.display()
+        );
+    }
+    let allowed = [
+        PathBuf::from("/etc/passwd"),
+        PathBuf::from("/etc/hosts"),
+        PathBuf::from("/etc/ssh/ssh_host_ed25519_key.pub"),
+        PathBuf::from("/etc/ssh/sshd_config"),
+        home.join(".ssh/id_ed25519.pub"),
+        home.join(".ssh/known_hosts"),
+        home.join(".aws/config"),
+    ];
+    for p in &allowed {
+        assert_eq!(read_blocked(&h, p, "x"), None, "{}", p.display());
+    }
+    // A project symlink to the shadow file or to a private key is the file itself.
+    std::os::unix::fs::symlink("/etc/shadow", work.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), work.join("key.txt")).unwrap();
+    assert!(read_blocked(&h, &work.join("notes.txt"), "notes.txt").is_some());
+    assert!(read_blocked(&h, &work.join("key.txt"), "key.txt").is_some());
+}
