@@ -153,6 +153,9 @@ pub(crate) fn search_content(
     let mut files_with_match: Vec<String> = Vec::new();
     let mut counts: Vec<(String, u64)> = Vec::new();
     let mut rows: Vec<(String, u64, String)> = Vec::new();
+    // Links are not followed, so every file's real path is under the real root.
+    let root_real = crate::paths::canonical_for_overlap(&scope.root);
+    let guard = guard::ReadGuard::new(&scope.homes);
     for entry in walker {
         if scope.cancel.is_cancelled() {
             return Err(crate::ToolError::Cancelled);
@@ -166,7 +169,11 @@ pub(crate) fn search_content(
             continue;
         }
         // What read_file refuses, a content search does not read either.
-        if guard::read_blocked(&scope.homes, entry.path(), "").is_some() {
+        let resolved = match entry.path().strip_prefix(&scope.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => root_real.join(rel),
+            _ => root_real.clone(),
+        };
+        if guard.check(entry.path(), &resolved, "").is_some() {
             found.omitted += 1;
             continue;
         }

@@ -222,22 +222,57 @@ pub(crate) fn write_denied(homes: &Homes, path: &Path, shown: &str) -> Option<St
 
 /// Why a read of `path` (already resolved) is refused, if it is.
 pub(crate) fn read_blocked(homes: &Homes, path: &Path, shown: &str) -> Option<String> {
-    let resolved = real(path);
-    let home = homes.home.as_deref();
-    let home_real = home.map(real);
-    let credential = [path, resolved.as_path()]
-        .iter()
-        .any(|p| is_credential_file(p, home) || is_credential_file(p, home_real.as_deref()));
-    if credential {
-        return Some(format!(
-            "Access denied: {shown} holds system or account credentials (password hashes, \
-             private keys, cloud logins) and is not read, so they never reach the conversation."
-        ));
+    ReadGuard::new(homes).check(path, &real(path), shown)
+}
+
+/// The read deny-list with its base directories resolved once, for checking
+/// many files (a directory walk).
+pub(crate) struct ReadGuard {
+    /// `$HOME` as given and resolved.
+    homes: Vec<PathBuf>,
+    /// The Hermes home and root, as given and resolved.
+    hermes_bases: Vec<PathBuf>,
+}
+
+impl ReadGuard {
+    /// The guard for `homes`.
+    pub(crate) fn new(homes: &Homes) -> Self {
+        let with_real = |p: PathBuf| {
+            let resolved = real(&p);
+            if resolved == p {
+                vec![p]
+            } else {
+                vec![resolved, p]
+            }
+        };
+        let hermes_bases = hermes_home(homes)
+            .map(|hh| {
+                let root = hermes_root(&hh);
+                let mut bases = with_real(hh);
+                bases.extend(with_real(root));
+                bases
+            })
+            .unwrap_or_default();
+        Self {
+            homes: homes.home.clone().map(with_real).unwrap_or_default(),
+            hermes_bases,
+        }
     }
-    if let Some(hh) = hermes_home(homes) {
-        let root = hermes_root(&hh);
-        for base in [real(&hh), real(&root), hh, root].iter() {
-            for p in [path, resolved.as_path()] {
+
+    /// Why `path` (`resolved` with its symlinks resolved) is not read, if it is not.
+    pub(crate) fn check(&self, path: &Path, resolved: &Path, shown: &str) -> Option<String> {
+        let both = [path, resolved];
+        let credential = both.iter().any(|p| {
+            is_credential_file(p, None) || self.homes.iter().any(|h| is_credential_file(p, Some(h)))
+        });
+        if credential {
+            return Some(format!(
+                "Access denied: {shown} holds system or account credentials (password hashes, \
+                 private keys, cloud logins) and is not read, so they never reach the conversation."
+            ));
+        }
+        for base in &self.hermes_bases {
+            for p in both {
                 if p.starts_with(base.join("skills/.hub")) {
                     return Some(format!(
                         "Access denied: {shown} is an internal Hermes cache file and cannot be \
@@ -255,18 +290,18 @@ pub(crate) fn read_blocked(homes: &Homes, path: &Path, shown: &str) -> Option<St
                 }
             }
         }
+        let name = resolved
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase());
+        if name.is_some_and(|n| SECRET_ENV_NAMES.contains(&n.as_str())) {
+            return Some(format!(
+                "Access denied: {shown} is a secret-bearing environment file and is not read, to \
+                 keep credentials out of the conversation. Read .env.example (or similar) to see \
+                 the expected structure instead."
+            ));
+        }
+        None
     }
-    let name = resolved
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase());
-    if name.is_some_and(|n| SECRET_ENV_NAMES.contains(&n.as_str())) {
-        return Some(format!(
-            "Access denied: {shown} is a secret-bearing environment file and is not read, to \
-             keep credentials out of the conversation. Read .env.example (or similar) to see the \
-             expected structure instead."
-        ));
-    }
-    None
 }
 
 /// True for device/proc paths whose reading would hang or leak process secrets.
