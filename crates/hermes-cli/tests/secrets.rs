@@ -74,6 +74,11 @@ fn planted_secrets_stay_out_of_requests_storage_exports_and_logs() {
             "terminal",
             r#"{"command":"printf %s \"$OPENROUTER_API_KEY\" | base64; echo \"tg=[$TELEGRAM_BOT_TOKEN]\"; echo done"}"#,
         ),
+        Reply::tool_call(
+            "c4",
+            "execute_code",
+            r#"{"code":"import os\nprint('key=[' + os.environ.get('OPENROUTER_API_KEY', '') + ']')"}"#,
+        ),
         Reply::text(format!(
             "I found the GitHub token. Also, your Anthropic key is {ANSWER_KEY} — keep it safe."
         )),
@@ -99,7 +104,7 @@ fn planted_secrets_stay_out_of_requests_storage_exports_and_logs() {
 
     // What the provider saw.
     let requests = sb.requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 5);
     let sent: String = requests.iter().map(|r| r.to_string()).collect();
     for secret in &secrets {
         assert!(!sent.contains(secret.as_str()), "provider saw {secret}");
@@ -129,6 +134,8 @@ fn planted_secrets_stay_out_of_requests_storage_exports_and_logs() {
         .unwrap()
         .to_owned();
     assert!(shell.contains("tg=[]") && shell.contains("done"), "{shell}");
+    let script = tool_content(tools[3]).to_string();
+    assert!(script.contains("key=[]"), "{script}");
     // The answer kept its words, not the key.
     let answer = stdout(&out);
     assert!(answer.contains("keep it safe"), "{answer}");
