@@ -110,6 +110,9 @@ async fn run_one(
             },
         }
     };
+    // No live key goes on, whichever tool printed it: not to the front-ends'
+    // events, not into the transcript.
+    let content = crate::redaction::tool_result(&call.name, &call.args, &content);
     let _ = events.send(Event::ToolFinished {
         call_id: call.id.clone(),
         name: call.name.clone(),

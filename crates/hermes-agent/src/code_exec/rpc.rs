@@ -191,6 +191,7 @@ async fn dispatch(name: &str, args: Value, number: usize, ctx: &ToolContext) -> 
         arguments: args.to_string(),
     });
     let tool = ctx.registry.as_ref().and_then(|r| r.get(name)).cloned();
+    let shown_args = args.clone();
     let (content, outcome) = match tool {
         None => (
             error_json(&format!("Tool '{name}' is not enabled in this session.")),
@@ -206,6 +207,7 @@ async fn dispatch(name: &str, args: Value, number: usize, ctx: &ToolContext) -> 
             ),
         },
     };
+    let content = crate::redaction::tool_result(name, &shown_args, &content);
     send(Event::ToolFinished {
         call_id,
         name: name.to_owned(),
