@@ -258,6 +258,15 @@ fn retry_new_and_a_double_ctrl_c_exit() {
     assert_eq!(retried, vec!["ask once"], "retry replaces the turn");
     let fresh = support::messages_with_role(&requests[2], "user");
     assert_eq!(fresh.len(), 1, "a new session starts empty");
+    // Only at an idle prompt does Ctrl+C ask to be pressed again (mid-turn it
+    // interrupts): wait for the prompt to come back after the reply.
+    pane.wait_until("the prompt after the reply", |screen| {
+        screen
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| l.trim() == PROMPT)
+    });
     pane.keys(&["C-c"]);
     pane.wait_for("Press Ctrl+C again");
     pane.keys(&["C-c"]);

@@ -81,6 +81,25 @@ impl LlmError {
         }
     }
 
+    /// What went wrong in a few words then the details, without the
+    /// variant's own prefix (`cannot connect: Connection refused …`); an HTTP
+    /// error as it displays.
+    pub fn summary(&self) -> String {
+        let detail = match self {
+            LlmError::Transport(t)
+            | LlmError::Timeout(t)
+            | LlmError::Decode(t)
+            | LlmError::StreamEnded(t)
+            | LlmError::Config(t) => t.clone(),
+            other => return other.to_string(),
+        };
+        match self.kind_phrase() {
+            Some(phrase) if detail.starts_with(phrase) => detail,
+            Some(phrase) => format!("{phrase}: {detail}"),
+            None => detail,
+        }
+    }
+
     /// Builds an [`LlmError::Http`] from a status, the response headers and body.
     pub fn from_response_parts(status: u16, headers: &HeaderMap, body: &str) -> Self {
         LlmError::Http {
@@ -95,11 +114,20 @@ impl LlmError {
     pub fn from_reqwest(error: reqwest::Error) -> Self {
         let timeout = error.is_timeout();
         let connect = error.is_connect();
-        let text = describe(&error.without_url());
+        let error = error.without_url();
+        let text = describe(&error);
         if timeout {
             LlmError::Timeout(text)
         } else if connect {
-            LlmError::Transport(format!("cannot connect: {text}"))
+            // The innermost cause says it ("Connection refused", a DNS or TLS
+            // failure); the layers above it only repeat "error sending request".
+            let mut root: &dyn std::error::Error = &error;
+            while let Some(source) = root.source() {
+                root = source;
+            }
+            let root = root.to_string();
+            let cause = if root.is_empty() { text } else { root };
+            LlmError::Transport(format!("cannot connect: {cause}"))
         } else if text.is_empty() {
             LlmError::Transport("request failed".to_owned())
         } else {

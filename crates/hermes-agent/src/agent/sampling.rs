@@ -64,6 +64,11 @@ impl Agent {
                 },
             );
             let reason = err.kind_phrase().unwrap_or(verdict.reason.phrase());
+            // "cannot connect: Connection refused", "rate limited: slow down".
+            let what = match err.kind_phrase() {
+                Some(_) => hermes_llm::redact::redact_secrets(&err.summary()),
+                None => format!("{reason}: {}", verdict.message),
+            };
             state.can_fall_back = self.active + 1 < self.routes.len();
             state.rotation_refused = false;
             loop {
@@ -97,17 +102,13 @@ impl Agent {
                             continue;
                         }
                         let _ = events.send(Event::Status {
-                            message: format!(
-                                "{reason}: {} — switched to the next pooled API key",
-                                verdict.message
-                            ),
+                            message: format!("{what} — switched to the next pooled API key"),
                         });
                     }
                     Recovery::Retry { delay, attempt } => {
                         let _ = events.send(Event::Status {
                             message: format!(
-                                "{reason}: {} — retrying in {:.1}s (attempt {} of {})",
-                                verdict.message,
+                                "{what} — retrying in {:.1}s (attempt {} of {})",
                                 delay.as_secs_f64(),
                                 attempt + 1,
                                 self.retry.max_retries + 1
@@ -126,8 +127,7 @@ impl Agent {
                         let next = &self.routes[self.active];
                         let _ = events.send(Event::Status {
                             message: format!(
-                                "{reason}: {} — falling back to {} ({})",
-                                verdict.message,
+                                "{what} — falling back to {} ({})",
                                 next.provider.name(),
                                 next.model
                             ),
