@@ -89,19 +89,7 @@ fn check(fault: Fault) {
     assert!(!agent.contains("Completed"), "agent.log:\n{agent}");
 
     // The provider recovers: the same session goes on with both questions.
-    sb.mock.push(Reply::text("Paris."));
-    let again = sb.chat("and now?", &["--resume", &id]);
-    assert!(again.status.success(), "{}", stderr(&again));
-    assert_eq!(stdout(&again).trim(), "Paris.");
-    let last = sb.mock.chat_requests().pop().unwrap();
-    let users: String = messages_with_role(&last, "user")
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or_default())
-        .collect();
-    assert!(
-        users.contains("capital of France") && users.contains("and now?"),
-        "{users}"
-    );
+    assert_resumes_with(&sb, &id, "capital of France");
 }
 
 #[test]

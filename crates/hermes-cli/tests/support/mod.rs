@@ -114,6 +114,25 @@ pub fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 
+/// Resumes session `id` after a failed turn: the provider answers "Paris."
+/// and the next request carries both `earlier` and the new question
+/// (consecutive user turns are merged on the wire).
+pub fn assert_resumes_with(sb: &Sandbox, id: &str, earlier: &str) {
+    sb.mock.push(hermes_mock::Reply::text("Paris."));
+    let again = sb.chat("and now?", &["--resume", id]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again).trim(), "Paris.");
+    let last = sb.mock.chat_requests().pop().unwrap();
+    let users: String = messages_with_role(&last, "user")
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
+    assert!(
+        users.contains(earlier) && users.contains("and now?"),
+        "{users}"
+    );
+}
+
 /// The id a `-Q` run printed as `session_id: …` on stderr.
 pub fn session_id_of(out: &Output) -> String {
     let err = stderr(out);
