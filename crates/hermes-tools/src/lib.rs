@@ -14,6 +14,6 @@ pub mod url_safety;
 
 pub use registry::Registry;
 pub use tool::{
-    Clarifier, Homes, ParallelClass, Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_i64,
-    arg_str, error_json, require_str,
+    Clarifier, DynamicTools, Homes, ParallelClass, Tool, ToolContext, ToolError, ToolResult,
+    arg_bool, arg_i64, arg_str, error_json, require_str,
 };

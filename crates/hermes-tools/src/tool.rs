@@ -197,3 +197,15 @@ pub fn arg_bool(args: &Value, key: &str) -> Option<bool> {
         _ => None,
     }
 }
+
+/// Tools that come and go while a session runs (MCP servers connecting,
+/// reconnecting, changing their lists). The agent re-reads them before each
+/// model request whenever the generation moves on.
+pub trait DynamicTools: Send + Sync {
+    /// Changes whenever [`DynamicTools::tools`] would return something else.
+    fn generation(&self) -> u64;
+    /// The tools on offer now.
+    fn tools(&self) -> Vec<std::sync::Arc<dyn Tool>>;
+    /// Waits (bounded) for start-up discovery before the first request.
+    fn ready(&self) -> BoxFuture<'_, ()>;
+}
