@@ -71,13 +71,21 @@ pub(crate) async fn assemble(
     let memory_store = (!spec.ignore_rules && memory_settings.any_enabled())
         .then(|| MemoryStore::for_home(home, memory_settings.limits));
     let memory_tool = memory_store.clone().map(MemoryTool::new);
+    // MCP servers are named in the toolset list (or `no_mcp`), not in the
+    // built-in registry; their tools arrive as the servers connect.
+    let sampler = Arc::new(crate::mcp::ModelSampler {
+        provider: provider.clone(),
+        model: endpoint.model.clone().unwrap_or_default(),
+    });
+    let (mcp_tools, builtin_toolsets) =
+        crate::mcp::session_tools(services.mcp().as_ref(), &toolsets, sampler);
     let tools = registry(
         services,
         (&provider, &endpoint),
         &fallbacks,
         retry.clone(),
         memory_tool.as_ref(),
-        &toolsets,
+        &builtin_toolsets,
     )?;
     let model = endpoint.model.clone().unwrap_or_default();
     let max_turns = spec.max_turns.unwrap_or(config.agent.max_turns);
@@ -200,6 +208,7 @@ pub(crate) async fn assemble(
             &config.sections.tool_loop_guardrails,
         ))
         .retry_policy(retry)
+        .dynamic_tools(mcp_tools)
         .hidden_env(crate::secrets::credential_vars(setup));
     match crate::auxiliary::summarizer(services, &endpoint) {
         Ok(Some(route)) => builder = builder.auxiliary(route.provider, route.model),

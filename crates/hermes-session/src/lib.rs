@@ -17,6 +17,7 @@ mod delegation;
 pub mod endpoint;
 mod error;
 mod manager;
+pub mod mcp;
 pub mod personality;
 mod prompt;
 mod questions;

@@ -32,6 +32,18 @@ struct Inner {
     http: OnceLock<Result<SharedHttp, String>>,
     providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
     store: Result<Arc<dyn SessionStore>, String>,
+    /// The MCP servers (connected on first use; `None` when none is configured).
+    /// Outer `None`: not started yet; inner `None`: no server configured.
+    mcp: Mutex<Option<Option<hermes_mcp::McpHub>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let slot = self.mcp.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some(Some(hub)) = slot {
+            hub.shutdown();
+        }
+    }
 }
 
 impl std::fmt::Debug for Services {
@@ -65,6 +77,7 @@ impl Services {
                 http: OnceLock::new(),
                 providers: Mutex::new(HashMap::new()),
                 store,
+                mcp: Mutex::new(None),
             }),
         }
     }
@@ -87,6 +100,41 @@ impl Services {
                 self.inner.setup.home.state_db().display()
             )
         })
+    }
+
+    /// The MCP hub, started (connections under way) on first use; `None`
+    /// when no server is configured. Must be called inside the runtime.
+    pub fn mcp(&self) -> Option<hermes_mcp::McpHub> {
+        let mut slot = self.inner.mcp.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.get_or_insert_with(|| crate::mcp::start(&self.inner.setup))
+            .clone()
+    }
+
+    /// Re-reads `mcp_servers:` from config.yaml and applies it (`/reload-mcp`);
+    /// returns the servers now configured.
+    pub fn reload_mcp(&self) -> Result<Vec<String>, SessionError> {
+        let setup = &self.inner.setup;
+        let config = hermes_state::Config::load(&setup.home.config_file(), &setup.env)
+            .map_err(|e| SessionError::Setup(e.to_string()))?;
+        let fresh = hermes_mcp::McpConfig::from_tree(&config.raw, &|name| {
+            setup.env.get(name).map(str::to_owned)
+        });
+        let mut slot = self.inner.mcp.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.as_ref().and_then(Option::as_ref) {
+            Some(hub) => {
+                hub.reload(&fresh);
+                Ok(hub.server_names())
+            }
+            None => {
+                // Nothing was running: start afresh from the new section.
+                let mut reloaded = setup.clone();
+                reloaded.config = config;
+                let hub = crate::mcp::start(&reloaded);
+                let names = hub.as_ref().map(|h| h.server_names()).unwrap_or_default();
+                *slot = Some(hub);
+                Ok(names)
+            }
+        }
     }
 
     /// The process's HTTP client (built on first use).

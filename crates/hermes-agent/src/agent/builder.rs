@@ -37,6 +37,7 @@ pub struct AgentBuilder {
     steer: SteerHandle,
     timing: Arc<dyn Timing>,
     hidden_env: Arc<[String]>,
+    dynamic: Option<Arc<dyn hermes_tools::DynamicTools>>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -73,6 +74,7 @@ impl AgentBuilder {
             steer: SteerHandle::default(),
             timing: Arc::new(SystemTiming),
             hidden_env: Arc::from(Vec::new()),
+            dynamic: None,
         }
     }
 
@@ -172,6 +174,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Tools that come and go while the session runs (MCP servers).
+    pub fn dynamic_tools(mut self, source: Option<Arc<dyn hermes_tools::DynamicTools>>) -> Self {
+        self.dynamic = source;
+        self
+    }
+
     /// The agent.
     pub fn build(self) -> Agent {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
@@ -207,6 +215,7 @@ impl AgentBuilder {
             clarifier: self.clarifier,
             timing: self.timing,
             hidden_env: self.hidden_env,
+            dynamic: self.dynamic.map(super::dynamic::DynamicState::new),
         }
     }
 }

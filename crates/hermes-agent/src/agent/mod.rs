@@ -5,6 +5,7 @@
 
 mod builder;
 mod compression;
+mod dynamic;
 mod sampling;
 mod turn;
 
@@ -142,6 +143,8 @@ pub struct Agent {
     timing: Arc<dyn Timing>,
     /// Variables the processes tools start never inherit (credentials).
     hidden_env: Arc<[String]>,
+    /// Tools that come and go (MCP servers), merged into `tools` before each request.
+    dynamic: Option<dynamic::DynamicState>,
 }
 
 impl std::fmt::Debug for Agent {

@@ -121,6 +121,7 @@ impl Agent {
                     if cancel.is_cancelled() {
                         return Ok(tally.result(String::new(), TurnEnd::Interrupted));
                     }
+                    self.sync_dynamic_tools().await;
                     self.prepare_call(kind, before, &reply, machine.calls_used(), events);
                     let completion = match self.sample(kind, turn_start, events, cancel).await {
                         Ok(c) => c,
@@ -138,6 +139,7 @@ impl Agent {
                     step = machine.after_reply(shape, can_fall_back);
                 }
                 Step::RunTools => {
+                    self.sync_dynamic_tools().await;
                     halt = self
                         .run_tools(&mut reply, reply_stored, &mut machine, events, cancel)
                         .await?;
