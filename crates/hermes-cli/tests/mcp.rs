@@ -18,7 +18,11 @@ use support::*;
 
 fn npm_server(package: &str) -> Option<PathBuf> {
     let root = PathBuf::from(std::env::var_os("HERMES_MCP_NPM")?);
-    Some(root.join("@modelcontextprotocol").join(package).join("dist/index.js"))
+    Some(
+        root.join("@modelcontextprotocol")
+            .join(package)
+            .join("dist/index.js"),
+    )
 }
 
 fn mcp_python() -> Option<PathBuf> {
@@ -102,7 +106,9 @@ fn call_through_model(sb: &Sandbox, tool: &str, args: Value) -> Value {
 
 #[test]
 fn everything_over_stdio_offers_and_runs_its_tools() {
-    let Some(js) = npm_server("server-everything") else { return };
+    let Some(js) = npm_server("server-everything") else {
+        return;
+    };
     let sb = sandbox_with(json!({"everything": {"command": "node", "args": [js, "stdio"]}}));
     let result = call_through_model(&sb, "mcp__everything__get_sum", json!({"a": 2, "b": 3}));
     assert_eq!(result["result"], "The sum of 2 and 3 is 5.", "{result}");
@@ -116,7 +122,10 @@ fn everything_over_stdio_offers_and_runs_its_tools() {
         "mcp__everything__get_prompt",
         "terminal",
     ] {
-        assert!(names.iter().any(|n| n == expected), "{expected} missing: {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing: {names:?}"
+        );
     }
     // The schema the model sees is the server's, repaired for providers.
     let tools = sb.requests()[0]["tools"].clone();
@@ -132,10 +141,14 @@ fn everything_over_stdio_offers_and_runs_its_tools() {
 
 #[test]
 fn everything_over_streamable_http() {
-    let Some(js) = npm_server("server-everything") else { return };
+    let Some(js) = npm_server("server-everything") else {
+        return;
+    };
     let port = free_port();
     let mut cmd = Command::new("node");
-    cmd.arg(&js).arg("streamableHttp").env("PORT", port.to_string());
+    cmd.arg(&js)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
     let _peer = start_http_peer(cmd, port);
     let sb = sandbox_with(
         json!({"web": {"url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Test": "1"}}}),
@@ -146,7 +159,9 @@ fn everything_over_streamable_http() {
 
 #[test]
 fn everything_over_legacy_sse() {
-    let Some(js) = npm_server("server-everything") else { return };
+    let Some(js) = npm_server("server-everything") else {
+        return;
+    };
     let port = free_port();
     let mut cmd = Command::new("node");
     cmd.arg(&js).arg("sse").env("PORT", port.to_string());
@@ -160,7 +175,9 @@ fn everything_over_legacy_sse() {
 
 #[test]
 fn filesystem_server_reads_a_real_file() {
-    let Some(js) = npm_server("server-filesystem") else { return };
+    let Some(js) = npm_server("server-filesystem") else {
+        return;
+    };
     let sb = Sandbox::start();
     let root = sb.work.path().canonicalize().unwrap();
     std::fs::write(root.join("notes.txt"), "the real contents\n").unwrap();
@@ -189,14 +206,23 @@ fn python_server(sb_extra: Value) -> Option<Sandbox> {
 
 #[test]
 fn python_sdk_server_tools_resources_and_errors() {
-    let Some(sb) = python_server(json!({})) else { return };
+    let Some(sb) = python_server(json!({})) else {
+        return;
+    };
     let result = call_through_model(&sb, "mcp__tiny__add", json!({"a": 20, "b": 22}));
     assert_eq!(result["result"], "42", "{result}");
-    assert_eq!(result["structuredContent"], json!({"result": 42}), "{result}");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": 42}),
+        "{result}"
+    );
     let failed = call_through_model(&sb, "mcp__tiny__fail", json!({"reason": "kaboom"}));
     // The SDK reports the failure as an isError result (its text hides the
     // exception); the model sees it as the tool's error.
-    assert!(failed["error"].as_str().unwrap().contains("fail"), "{failed}");
+    assert!(
+        failed["error"].as_str().unwrap().contains("fail"),
+        "{failed}"
+    );
     assert!(failed.get("result").is_none(), "{failed}");
     let read = call_through_model(
         &sb,
@@ -210,12 +236,19 @@ fn python_sdk_server_tools_resources_and_errors() {
         json!({"name": "review", "arguments": {"code": "x = 1"}}),
     );
     assert_eq!(prompt["messages"][0]["role"], "user", "{prompt}");
-    assert!(prompt["messages"][0]["content"].as_str().unwrap().contains("x = 1"));
+    assert!(
+        prompt["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("x = 1")
+    );
 }
 
 #[test]
 fn a_server_killed_mid_call_ends_the_call_with_an_error() {
-    let Some(sb) = python_server(json!({})) else { return };
+    let Some(sb) = python_server(json!({})) else {
+        return;
+    };
     let started = Instant::now();
     let result = call_through_model(&sb, "mcp__tiny__die", json!({}));
     let error = result["error"].as_str().unwrap_or_default();
@@ -225,7 +258,9 @@ fn a_server_killed_mid_call_ends_the_call_with_an_error() {
 
 #[test]
 fn a_hung_call_ends_at_the_server_timeout() {
-    let Some(sb) = python_server(json!({"timeout": 2})) else { return };
+    let Some(sb) = python_server(json!({"timeout": 2})) else {
+        return;
+    };
     let started = Instant::now();
     let result = call_through_model(&sb, "mcp__tiny__hang", json!({}));
     assert_eq!(
@@ -274,4 +309,97 @@ fn toolsets_choose_servers_and_no_mcp_turns_them_off() {
     let names = tool_names(&sb.requests()[1]);
     assert!(names.iter().any(|n| n == "mcp__tiny__add"), "{names:?}");
     assert!(!names.iter().any(|n| n == "read_file"), "{names:?}");
+}
+
+#[test]
+fn list_changed_brings_new_tools_into_the_next_request() {
+    let Some(sb) = python_server(json!({})) else {
+        return;
+    };
+    sb.mock
+        .push(Reply::tool_call("call_1", "mcp__tiny__grow", "{}"));
+    sb.mock
+        .push(Reply::tool_call("call_2", "mcp__tiny__grown", "{}"));
+    sb.mock.push(Reply::text("done"));
+    let out = sb.chat("grow", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = sb.requests();
+    assert!(
+        !tool_names(&requests[0])
+            .iter()
+            .any(|n| n == "mcp__tiny__grown")
+    );
+    assert!(
+        tool_names(&requests[1])
+            .iter()
+            .any(|n| n == "mcp__tiny__grown")
+    );
+    let results = messages_with_role(&requests[2], "tool");
+    assert_eq!(tool_content(results[1])["result"], "I am new");
+}
+
+#[test]
+fn sampling_is_answered_by_the_session_model() {
+    let Some(sb) = python_server(json!({})) else {
+        return;
+    };
+    sb.mock.push(Reply::tool_call(
+        "call_1",
+        "mcp__tiny__summarize",
+        &json!({"text": "a long story"}).to_string(),
+    ));
+    sb.mock.push(Reply::text("short story indeed"));
+    sb.mock.push(Reply::text("done"));
+    let out = sb.chat("summarize", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = sb.requests();
+    // The server's request went to the same model, with its own system prompt.
+    let sampling = &requests[1];
+    assert_eq!(
+        sampling["messages"][0]["content"],
+        "Summarize in three words."
+    );
+    assert_eq!(sampling["messages"][1]["content"], "a long story");
+    let results = messages_with_role(&requests[2], "tool");
+    assert_eq!(
+        tool_content(results[0])["result"],
+        "model said: short story indeed"
+    );
+}
+
+#[test]
+fn elicitation_without_anyone_to_ask_is_declined() {
+    let Some(sb) = python_server(json!({})) else {
+        return;
+    };
+    let result = call_through_model(&sb, "mcp__tiny__ask", json!({}));
+    assert_eq!(result["result"], "no name (decline)", "{result}");
+}
+
+#[test]
+fn tool_search_replaces_many_mcp_tools_with_the_bridge() {
+    let Some(python) = mcp_python() else { return };
+    let sb = sandbox_with(json!({"tiny": {"command": python, "args": [fixture(), "stdio"]}}));
+    sb.add_config("tools:\n  tool_search:\n    enabled: on\n");
+    sb.mock.push(Reply::tool_call(
+        "call_1",
+        "tool_search",
+        &json!({"query": "add two integers"}).to_string(),
+    ));
+    sb.mock.push(Reply::tool_call(
+        "call_2",
+        "tool_call",
+        &json!({"name": "mcp__tiny__add", "arguments": {"a": 1, "b": 2}}).to_string(),
+    ));
+    sb.mock.push(Reply::text("3"));
+    let out = sb.chat("add", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = sb.requests();
+    let names = tool_names(&requests[0]);
+    assert!(names.iter().any(|n| n == "tool_search"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
+    let found = tool_content(messages_with_role(&requests[1], "tool")[0]);
+    assert_eq!(found["matches"][0]["name"], "mcp__tiny__add", "{found}");
+    let called = tool_content(messages_with_role(&requests[2], "tool")[1]);
+    assert_eq!(called["result"], "3", "{called}");
 }

@@ -16,6 +16,7 @@ use crate::handler::Sampler;
 use crate::naming::{NameAllocator, toolset};
 use crate::result::MediaCache;
 use crate::schema::normalize;
+use crate::search::{ToolSearchConfig, bridge, estimate_tokens};
 use crate::server::{Link, ServerHandle, Shared};
 use crate::tool::{Kind, McpTool, utility_schema};
 
@@ -280,11 +281,17 @@ impl McpHub {
     }
 
     /// A session's view: the servers its toolsets allow, sampling through its model.
-    pub fn view(&self, filter: ServerFilter, sampler: Option<Arc<dyn Sampler>>) -> McpTools {
+    pub fn view(
+        &self,
+        filter: ServerFilter,
+        sampler: Option<Arc<dyn Sampler>>,
+        search: ToolSearchConfig,
+    ) -> McpTools {
         McpTools {
             hub: self.clone(),
             filter,
             sampler,
+            search,
         }
     }
 }
@@ -341,6 +348,7 @@ pub struct McpTools {
     hub: McpHub,
     filter: ServerFilter,
     sampler: Option<Arc<dyn Sampler>>,
+    search: ToolSearchConfig,
 }
 
 impl std::fmt::Debug for McpTools {
@@ -356,13 +364,21 @@ impl DynamicTools for McpTools {
         self.hub.generation()
     }
 
-    fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.hub
+    fn tools(&self, context_length: u64) -> Vec<Arc<dyn Tool>> {
+        let tools: Vec<Arc<dyn Tool>> = self
+            .hub
             .tools()
             .iter()
             .filter(|t| self.filter.allows(t.server_name()))
             .map(|t| Arc::new(t.with_sampler(self.sampler.clone())) as Arc<dyn Tool>)
-            .collect()
+            .collect();
+        if self
+            .search
+            .activates(estimate_tokens(&tools), context_length)
+        {
+            return bridge(tools, self.search.clone());
+        }
+        tools
     }
 
     fn ready(&self) -> BoxFuture<'_, ()> {

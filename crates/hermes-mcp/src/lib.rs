@@ -8,6 +8,7 @@ mod hub;
 pub mod naming;
 pub mod result;
 pub mod schema;
+pub mod search;
 mod server;
 mod sse;
 mod tool;

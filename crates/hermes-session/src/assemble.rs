@@ -78,7 +78,7 @@ pub(crate) async fn assemble(
         model: endpoint.model.clone().unwrap_or_default(),
     });
     let (mcp_tools, builtin_toolsets) =
-        crate::mcp::session_tools(services.mcp().as_ref(), &toolsets, sampler);
+        crate::mcp::session_tools(setup, services.mcp().as_ref(), &toolsets, sampler);
     let tools = registry(
         services,
         (&provider, &endpoint),

@@ -16,10 +16,14 @@ use crate::setup::Setup;
 /// Names MCP tools never take, whatever a session's toolsets: every tool
 /// Hermes itself can offer.
 fn reserved_names() -> Vec<String> {
-    let mut names: Vec<String> = Registry::with_builtins().names().map(str::to_owned).collect();
+    let mut names: Vec<String> = Registry::with_builtins()
+        .names()
+        .map(str::to_owned)
+        .collect();
     names.extend(
         ["session_search", "delegate_task", "memory", "execute_code"]
             .iter()
+            .chain(hermes_mcp::search::BRIDGE_NAMES.iter())
             .map(|n| (*n).to_owned()),
     );
     names
@@ -36,10 +40,12 @@ pub fn config_of(setup: &Setup) -> McpConfig {
 /// Starts the hub when any server is enabled (`HERMES_SAFE_MODE` turns MCP off,
 /// as in the reference).
 pub(crate) fn start(setup: &Setup) -> Option<McpHub> {
-    let safe_mode = setup
-        .env
-        .get("HERMES_SAFE_MODE")
-        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+    let safe_mode = setup.env.get("HERMES_SAFE_MODE").is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    });
     let config = config_of(setup);
     if safe_mode || config.enabled().next().is_none() {
         return None;
@@ -61,6 +67,7 @@ pub(crate) fn start(setup: &Setup) -> Option<McpHub> {
 /// A session's MCP tools for `toolsets`; returns the view (if any server is
 /// configured) and the toolsets left for the built-in registry.
 pub(crate) fn session_tools(
+    setup: &Setup,
     hub: Option<&McpHub>,
     toolsets: &[String],
     sampler: Arc<dyn Sampler>,
@@ -74,7 +81,8 @@ pub(crate) fn session_tools(
         return (None, rest);
     };
     let (filter, rest) = hermes_mcp::ServerFilter::from_toolsets(toolsets, &hub.server_names());
-    let view: Arc<dyn DynamicTools> = Arc::new(hub.view(filter, Some(sampler)));
+    let search = hermes_mcp::search::ToolSearchConfig::from_tree(&setup.config.raw);
+    let view: Arc<dyn DynamicTools> = Arc::new(hub.view(filter, Some(sampler), search));
     (Some(view), rest)
 }
 

@@ -105,7 +105,11 @@ impl Services {
     /// The MCP hub, started (connections under way) on first use; `None`
     /// when no server is configured. Must be called inside the runtime.
     pub fn mcp(&self) -> Option<hermes_mcp::McpHub> {
-        let mut slot = self.inner.mcp.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = self
+            .inner
+            .mcp
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         slot.get_or_insert_with(|| crate::mcp::start(&self.inner.setup))
             .clone()
     }
@@ -119,7 +123,11 @@ impl Services {
         let fresh = hermes_mcp::McpConfig::from_tree(&config.raw, &|name| {
             setup.env.get(name).map(str::to_owned)
         });
-        let mut slot = self.inner.mcp.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = self
+            .inner
+            .mcp
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         match slot.as_ref().and_then(Option::as_ref) {
             Some(hub) => {
                 hub.reload(&fresh);

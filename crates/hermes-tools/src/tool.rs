@@ -204,8 +204,9 @@ pub fn arg_bool(args: &Value, key: &str) -> Option<bool> {
 pub trait DynamicTools: Send + Sync {
     /// Changes whenever [`DynamicTools::tools`] would return something else.
     fn generation(&self) -> u64;
-    /// The tools on offer now.
-    fn tools(&self) -> Vec<std::sync::Arc<dyn Tool>>;
+    /// The tools on offer now, for a model with `context_length` tokens of
+    /// window (a source may offer fewer, bigger-picture tools to small windows).
+    fn tools(&self, context_length: u64) -> Vec<std::sync::Arc<dyn Tool>>;
     /// Waits (bounded) for start-up discovery before the first request.
     fn ready(&self) -> BoxFuture<'_, ()>;
 }

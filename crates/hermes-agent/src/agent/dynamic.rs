@@ -44,7 +44,7 @@ impl Agent {
         for name in state.names.drain(..) {
             self.tools.unregister(&name);
         }
-        for tool in state.source.tools() {
+        for tool in state.source.tools(self.compressor.context_length()) {
             if self.tools.get(tool.name()).is_none() {
                 state.names.push(tool.name().to_owned());
                 self.tools.register(tool);
