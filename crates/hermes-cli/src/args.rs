@@ -34,6 +34,8 @@ pub enum Command {
     Model(crate::model_cmd::ModelArgs),
     /// List, show, create and delete skills.
     Skills(crate::skills_cmd::SkillsArgs),
+    /// Manage MCP servers (add, list, remove, test) and run Hermes as an MCP server (serve).
+    Mcp(crate::mcp_cmd::McpArgs),
 }
 
 /// `hermes chat` flags.

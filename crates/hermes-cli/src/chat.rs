@@ -37,6 +37,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Model(args))) => crate::model_cmd::run(args, &cli.run).await,
         (None, Some(Command::Auth(args))) => crate::auth_cmd::run(args),
         (None, Some(Command::Skills(args))) => crate::skills_cmd::run(args),
+        (None, Some(Command::Mcp(args))) => crate::mcp_cmd::run(args, &cli.run).await,
         (None, None) => {
             run_chat(
                 ChatArgs {

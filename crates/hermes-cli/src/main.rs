@@ -8,6 +8,7 @@ mod chat;
 mod clarify_prompt;
 mod driver;
 mod markdown;
+mod mcp_cmd;
 mod model_cmd;
 mod render;
 mod repl;

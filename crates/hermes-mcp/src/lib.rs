@@ -9,6 +9,7 @@ pub mod naming;
 pub mod result;
 pub mod schema;
 pub mod search;
+pub mod serve;
 mod server;
 mod sse;
 mod tool;

@@ -96,6 +96,9 @@ pub enum Op {
         /// The overlay text; `None` restores the session's own prompt.
         overlay: Option<String>,
     },
+    /// Re-read `mcp_servers:` from config.yaml and reconnect (`/reload-mcp`);
+    /// the next model request carries the servers' current tools.
+    ReloadMcp,
     /// End the session (recording `reason`) and stop its task.
     Shutdown {
         /// Why it ended (`cli_close`, `api_close` …), as stored in state.db.

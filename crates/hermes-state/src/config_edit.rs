@@ -92,6 +92,73 @@ pub fn set_section_keys(
     section: &str,
     updates: &[(&str, Option<&str>)],
 ) -> Result<String, FlowStyle> {
+    let entries: Vec<(&str, Option<Entry<'_>>)> = updates
+        .iter()
+        .map(|(k, v)| (*k, v.map(Entry::Text)))
+        .collect();
+    set_section_entries(text, section, &entries)
+}
+
+/// A value written under a section key: a scalar, or a tree (mappings and
+/// lists become indented block YAML).
+#[derive(Debug, Clone, Copy)]
+pub enum Entry<'a> {
+    /// A string scalar (quoted when YAML would read it as something else).
+    Text(&'a str),
+    /// Any JSON value, written as block YAML.
+    Tree(&'a serde_json::Value),
+}
+
+fn render_entry(key: &str, entry: Entry<'_>, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    match entry {
+        Entry::Text(v) => format!("{pad}{key}: {}", yaml_scalar(v)),
+        Entry::Tree(serde_json::Value::Object(map)) if !map.is_empty() => {
+            let mut out = format!("{pad}{key}:");
+            for (k, v) in map {
+                out.push('\n');
+                out.push_str(&render_entry(&yaml_key(k), Entry::Tree(v), indent + 2));
+            }
+            out
+        }
+        Entry::Tree(serde_json::Value::Array(items)) if !items.is_empty() => {
+            let mut out = format!("{pad}{key}:");
+            for item in items {
+                out.push_str(&format!("\n{pad}  - {}", inline_value(item)));
+            }
+            out
+        }
+        Entry::Tree(value) => format!("{pad}{key}: {}", inline_value(value)),
+    }
+}
+
+fn yaml_key(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
+    if plain {
+        key.to_owned()
+    } else {
+        serde_json::Value::String(key.to_owned()).to_string()
+    }
+}
+
+fn inline_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => yaml_scalar(s),
+        // JSON is valid flow-style YAML.
+        other => other.to_string(),
+    }
+}
+
+/// [`set_section_keys`] for any [`Entry`] (a whole server entry under
+/// `mcp_servers:`, for example); `None` removes the key.
+pub fn set_section_entries(
+    text: &str,
+    section: &str,
+    updates: &[(&str, Option<Entry<'_>>)],
+) -> Result<String, FlowStyle> {
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let header = lines
         .iter()
@@ -167,13 +234,13 @@ pub fn set_section_keys(
             }
             block.drain(i + 1..j);
             match value {
-                Some(v) => block[i] = format!("{indent}{key}: {}", yaml_scalar(v)),
+                Some(v) => block[i] = render_entry(key, *v, indent.len()),
                 None => {
                     block.remove(i);
                 }
             }
         } else if let Some(v) = value {
-            block.push(format!("{indent}{key}: {}", yaml_scalar(v)));
+            block.push(render_entry(key, *v, indent.len()));
         }
     }
     let mut out: Vec<String> = lines[..=header].to_vec();
@@ -191,6 +258,19 @@ pub fn update_config_file(
     section: &str,
     updates: &[(&str, Option<&str>)],
 ) -> Result<(), ConfigEditError> {
+    let entries: Vec<(&str, Option<Entry<'_>>)> = updates
+        .iter()
+        .map(|(k, v)| (*k, v.map(Entry::Text)))
+        .collect();
+    update_config_entries(path, section, &entries)
+}
+
+/// [`update_config_file`] for any [`Entry`].
+pub fn update_config_entries(
+    path: &Path,
+    section: &str,
+    updates: &[(&str, Option<Entry<'_>>)],
+) -> Result<(), ConfigEditError> {
     let display = path.display().to_string();
     let io = |source| ConfigEditError::Io {
         path: display.clone(),
@@ -201,7 +281,7 @@ pub fn update_config_file(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(io(e)),
     };
-    let edited = set_section_keys(&text, section, updates).map_err(|FlowStyle| {
+    let edited = set_section_entries(&text, section, updates).map_err(|FlowStyle| {
         ConfigEditError::Unsupported {
             path: display.clone(),
             section: section.to_owned(),

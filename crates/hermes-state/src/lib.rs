@@ -19,6 +19,6 @@ pub use config::{AgentConfig, Config, ConfigError, ModelConfig};
 pub use env::Env;
 pub use home::HermesHome;
 pub use session_db::{
-    DbError, ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SearchSort, SessionDb,
-    SessionRow, SessionSummary, StoredMessage, UsageDelta,
+    DbError, GatewaySession, ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery,
+    SearchSort, SessionDb, SessionRow, SessionSummary, StoredMessage, UsageDelta,
 };

@@ -27,6 +27,22 @@ impl DynamicState {
 }
 
 impl Agent {
+    /// Whether tools come from a dynamic source.
+    pub fn has_dynamic_tools(&self) -> bool {
+        self.dynamic.is_some()
+    }
+
+    /// Replaces the dynamic source (its tools leave the registry at once;
+    /// the new source's arrive before the next model request).
+    pub fn set_dynamic_tools(&mut self, source: Option<Arc<dyn DynamicTools>>) {
+        if let Some(old) = self.dynamic.take() {
+            for name in old.names {
+                self.tools.unregister(&name);
+            }
+        }
+        self.dynamic = source.map(DynamicState::new);
+    }
+
     /// Brings the registry up to date with the dynamic source. The first call
     /// waits (bounded) for start-up discovery; built-in tools always keep
     /// their names.

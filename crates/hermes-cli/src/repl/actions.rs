@@ -35,6 +35,10 @@ impl Repl {
             "resume" => self.resume(arg).await?,
             "yolo" => self.toggle_yolo().await?,
             "tools" => write!(err, "{}", self.tools())?,
+            // The answer (a status line or an error) is shown as it arrives.
+            "reload-mcp" => {
+                self.ask(Op::ReloadMcp).await?;
+            }
             "skills" => write!(
                 err,
                 "{}",

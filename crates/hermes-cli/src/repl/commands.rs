@@ -41,6 +41,12 @@ pub const COMMANDS: &[CommandDef] = &[
         help: "Set a title for the current session",
     },
     CommandDef {
+        name: "reload-mcp",
+        aliases: &[],
+        args: "",
+        help: "Reload MCP servers from config.yaml",
+    },
+    CommandDef {
         name: "compress",
         aliases: &[],
         args: "[topic]",

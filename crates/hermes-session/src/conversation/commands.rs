@@ -54,6 +54,7 @@ impl SessionTask {
                 self.agent.replace_system_prompt(prompt);
                 Event::Ack
             }
+            Op::ReloadMcp => self.reload_mcp(),
             // Turns, signals and shutdown are the task's own.
             Op::UserInput { .. }
             | Op::Steer { .. }
@@ -64,6 +65,39 @@ impl SessionTask {
             | Op::ContinueTurn
             | Op::Compress { .. }
             | Op::Shutdown { .. } => Event::Ack,
+        }
+    }
+
+    /// `/reload-mcp`: applies the config's `mcp_servers:` now; a session that
+    /// started with none gets its MCP view here.
+    fn reload_mcp(&mut self) -> Event {
+        let names = match self.services.reload_mcp() {
+            Ok(names) => names,
+            Err(e) => return error(format!("cannot reload MCP servers: {e}")),
+        };
+        if !self.agent.has_dynamic_tools() {
+            let route = self.agent.active_route().clone();
+            let sampler = std::sync::Arc::new(crate::mcp::ModelSampler {
+                provider: route.provider,
+                model: route.model,
+            });
+            let (view, _) = crate::mcp::session_tools(
+                self.services.setup(),
+                self.services.mcp().as_ref(),
+                &self.toolsets,
+                sampler,
+            );
+            self.agent.set_dynamic_tools(view);
+        }
+        Event::Status {
+            message: if names.is_empty() {
+                "MCP: no servers configured (add one with `hermes mcp add`).".to_owned()
+            } else {
+                format!(
+                    "MCP: reconnecting {} — their tools reach the next request.",
+                    names.join(", ")
+                )
+            },
         }
     }
 

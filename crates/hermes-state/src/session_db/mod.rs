@@ -19,6 +19,7 @@ mod bulk;
 mod conn;
 mod error;
 mod fts_query;
+mod gateway;
 mod legacy;
 mod list;
 mod messages;
@@ -41,6 +42,7 @@ pub use bulk::{BulkCandidate, SessionFilter};
 pub use conn::{Durability, JournalMode};
 pub use error::DbError;
 pub use fts_query::sanitize_fts5_query;
+pub use gateway::GatewaySession;
 pub use repair::RepairReport;
 pub use text::{MAX_TITLE_LENGTH, sanitize_title};
 pub use types::{

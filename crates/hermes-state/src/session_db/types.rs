@@ -127,7 +127,7 @@ pub struct SessionRow {
 }
 
 /// One stored message row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct StoredMessage {
     /// Row id (insertion order).
     pub id: i64,

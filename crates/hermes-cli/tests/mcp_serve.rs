@@ -1,0 +1,180 @@
+//! `hermes mcp serve` driven by real MCP clients: the official Python SDK
+//! client and the MCP Inspector CLI. Skipped without `HERMES_MCP_PYTHON` /
+//! `HERMES_MCP_NPM` (`.ci/run` provides both).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A HERMES_HOME whose state.db (the reference's own file) holds one
+/// Telegram conversation routed by the gateway.
+fn home_with_a_gateway_conversation() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("state.db");
+    std::fs::copy(fixtures().join("reference_state.db"), &db).unwrap();
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sqlite3, sys\n\
+             c = sqlite3.connect(sys.argv[1])\n\
+             c.execute(\"UPDATE sessions SET session_key='agent:main:telegram:dm:42', chat_id='42', \
+             chat_type='dm', display_name='Ann', origin_json='{\\\"platform\\\": \\\"telegram\\\", \\\"chat_id\\\": \\\"42\\\", \\\"chat_name\\\": \\\"Ann\\\", \\\"user_name\\\": \\\"ann\\\"}' \
+             WHERE id='20250303_120000_0a0b0c'\")\n\
+             c.commit()\n",
+        )
+        .arg(&db)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    home
+}
+
+fn steps(stdout: &str) -> Vec<(String, Value)> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["step"].as_str().unwrap().to_owned(), v["result"].clone()))
+        .collect()
+}
+
+fn step<'a>(all: &'a [(String, Value)], name: &str) -> &'a Value {
+    &all.iter()
+        .find(|(s, _)| s == name)
+        .unwrap_or_else(|| panic!("no {name} in {all:?}"))
+        .1
+}
+
+#[test]
+fn python_sdk_client_reads_conversations_and_waits_for_events() {
+    let Some(python) = std::env::var_os("HERMES_MCP_PYTHON") else {
+        return;
+    };
+    let home = home_with_a_gateway_conversation();
+    let out = Command::new(python)
+        .arg(fixtures().join("mcp_serve_client.py"))
+        .arg(env!("CARGO_BIN_EXE_hermes"))
+        .arg(home.path())
+        .arg(home.path().join("state.db"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all = steps(&stdout);
+    assert_eq!(step(&all, "initialize")["name"], "hermes");
+    let tools: Vec<&str> = step(&all, "tools")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "attachments_fetch",
+            "channels_list",
+            "conversation_get",
+            "conversations_list",
+            "events_poll",
+            "events_wait",
+            "messages_read",
+            "messages_send",
+            "permissions_list_open",
+            "permissions_respond"
+        ]
+    );
+    let list = step(&all, "conversations_list");
+    assert_eq!(list["count"], 1, "{list}");
+    assert_eq!(list["conversations"][0]["platform"], "telegram");
+    assert_eq!(list["conversations"][0]["display_name"], "Ann");
+    assert_eq!(list["conversations"][0]["user_name"], "ann");
+    let got = step(&all, "conversation_get");
+    assert_eq!(got["chat_id"], "42", "{got}");
+    let read = step(&all, "messages_read");
+    assert!(read["count"].as_u64().unwrap() >= 1, "{read}");
+    assert_eq!(
+        step(&all, "channels_list")["channels"][0]["target"],
+        "telegram:42"
+    );
+    let polled = step(&all, "events_poll");
+    assert_eq!(polled["events"][0]["type"], "message", "{polled}");
+    assert_eq!(
+        polled["events"][0]["session_key"],
+        "agent:main:telegram:dm:42"
+    );
+    assert_eq!(
+        step(&all, "events_wait_timeout"),
+        &serde_json::json!({"event": null, "reason": "timeout"})
+    );
+    let waited = step(&all, "events_wait");
+    assert_eq!(
+        waited["event"]["content"], "a brand new message",
+        "{waited}"
+    );
+    assert!(step(&all, "messages_send")["error"].is_string());
+    assert_eq!(
+        step(&all, "permissions_respond")["error"],
+        "Approval not found: nope"
+    );
+}
+
+fn inspector(npm: &Path, home: &Path, extra: &[&str]) -> Value {
+    let out = Command::new(npm.join(".bin/mcp-inspector"))
+        .arg("--cli")
+        .args(["-e", &format!("HERMES_HOME={}", home.display())])
+        .args(["-e", &format!("HOME={}", home.display())])
+        .arg(env!("CARGO_BIN_EXE_hermes"))
+        .args(["mcp", "serve"])
+        .args(extra)
+        .env("MCP_CATALOG_PATH", home.join("catalog.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn mcp_inspector_cli_lists_and_calls_tools() {
+    let Some(npm) = std::env::var_os("HERMES_MCP_NPM").map(PathBuf::from) else {
+        return;
+    };
+    let home = home_with_a_gateway_conversation();
+    let listed = inspector(&npm, home.path(), &["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 10, "{listed}");
+    assert!(names.contains(&"events_wait"));
+    let called = inspector(
+        &npm,
+        home.path(),
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "conversations_list",
+            "--tool-arg",
+            "platform=telegram",
+        ],
+    );
+    let text = called["content"][0]["text"].as_str().unwrap();
+    let body: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(body["count"], 1, "{body}");
+}
