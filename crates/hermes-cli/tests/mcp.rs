@@ -403,3 +403,108 @@ fn tool_search_replaces_many_mcp_tools_with_the_bridge() {
     let called = tool_content(messages_with_role(&requests[2], "tool")[1]);
     assert_eq!(called["result"], "3", "{called}");
 }
+
+#[test]
+fn mcp_add_list_test_remove_edit_config_yaml_in_place() {
+    let Some(js) = npm_server("server-everything") else {
+        return;
+    };
+    let sb = Sandbox::start();
+    sb.add_config("# keep this comment\n");
+    let js = js.to_string_lossy().into_owned();
+    let out = sb
+        .command()
+        .args([
+            "mcp",
+            "add",
+            "every",
+            "--command",
+            "node",
+            "--args",
+            &js,
+            "stdio",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("Connected! Found"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("get-sum"));
+    let config = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
+    assert!(config.contains("# keep this comment"), "{config}");
+    assert!(config.contains("mcp_servers:\n  every:\n"), "{config}");
+
+    let listed = sb.command().args(["mcp", "list"]).output().unwrap();
+    let text = stdout(&listed);
+    assert!(
+        text.contains("every") && text.contains("✓ enabled"),
+        "{text}"
+    );
+
+    let tested = sb
+        .command()
+        .args(["mcp", "test", "every"])
+        .output()
+        .unwrap();
+    let text = stdout(&tested);
+    assert!(tested.status.success(), "{text}");
+    assert!(text.contains("✓ Connected ("), "{text}");
+    assert!(text.contains("get-sum") && text.contains(" B "), "{text}");
+
+    // The saved entry is what a session uses.
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "mcp__every__get_sum",
+        r#"{"a": 1, "b": 1}"#,
+    ));
+    sb.mock.push(Reply::text("2"));
+    let out = sb.chat("add", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = tool_content(messages_with_role(&sb.requests()[1], "tool")[0]);
+    assert_eq!(result["result"], "The sum of 1 and 1 is 2.");
+
+    let removed = sb
+        .command()
+        .args(["mcp", "remove", "every"])
+        .output()
+        .unwrap();
+    assert!(removed.status.success());
+    let config = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
+    assert!(!config.contains("every"), "{config}");
+    assert!(config.contains("# keep this comment"));
+    let missing = sb
+        .command()
+        .args(["mcp", "test", "every"])
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(stdout(&missing).contains("Server 'every' not found in config."));
+}
+
+#[test]
+fn mcp_add_refuses_a_server_that_cannot_start() {
+    let sb = Sandbox::start();
+    let out = sb
+        .command()
+        .args(["mcp", "add", "bad", "--command", "/nonexistent/server"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stdout(&out).contains("command not found"),
+        "{}",
+        stdout(&out)
+    );
+    let config = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
+    assert!(!config.contains("mcp_servers"), "{config}");
+    let out = sb.command().args(["mcp", "add", "none"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--url <endpoint> or --command <cmd>"),
+        "{}",
+        stderr(&out)
+    );
+}
