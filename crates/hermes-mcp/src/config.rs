@@ -236,11 +236,7 @@ impl ServerConfig {
                 _ => BTreeSet::new(),
             }
         };
-        let toggle = |key: &str| {
-            tools
-                .and_then(|t| t.get(key))
-                .map_or(true, |v| flag(v, true))
-        };
+        let toggle = |key: &str| tools.and_then(|t| t.get(key)).is_none_or(|v| flag(v, true));
         let sampling = map
             .get("sampling")
             .and_then(Value::as_object)
@@ -271,7 +267,7 @@ impl ServerConfig {
             .unwrap_or_default();
         Ok(ServerConfig {
             name: name.to_owned(),
-            enabled: map.get("enabled").map_or(true, |v| flag(v, true)),
+            enabled: map.get("enabled").is_none_or(|v| flag(v, true)),
             transport,
             timeout: seconds(map.get("timeout"), DEFAULT_CALL_TIMEOUT),
             connect_timeout: seconds(map.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT),

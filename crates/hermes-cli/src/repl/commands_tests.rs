@@ -43,7 +43,10 @@ fn typos_get_a_suggestion() {
 
 #[test]
 fn completion_lists_matching_commands() {
-    assert_eq!(complete("/re"), vec!["/reset", "/retry", "/resume"]);
+    assert_eq!(
+        complete("/re"),
+        vec!["/reset", "/retry", "/reload-mcp", "/resume"]
+    );
     assert!(complete("/").len() >= COMMANDS.len());
 }
 
