@@ -245,15 +245,26 @@ fn python_sdk_server_tools_resources_and_errors() {
 }
 
 #[test]
-fn a_server_killed_mid_call_ends_the_call_with_an_error() {
+fn a_server_killed_mid_call_ends_the_call_with_an_error_and_comes_back() {
     let Some(sb) = python_server(json!({})) else {
         return;
     };
+    sb.mock.push_all([
+        Reply::tool_call("call_1", "mcp__tiny__die", "{}"),
+        Reply::tool_call("call_2", "mcp__tiny__add", r#"{"a": 1, "b": 2}"#),
+        Reply::text("done"),
+    ]);
     let started = Instant::now();
-    let result = call_through_model(&sb, "mcp__tiny__die", json!({}));
-    let error = result["error"].as_str().unwrap_or_default();
-    assert!(error.contains("MCP"), "{result}");
+    let out = sb.chat("go", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
     assert!(started.elapsed() < Duration::from_secs(60));
+    let requests = sb.requests();
+    let died = tool_content(messages_with_role(&requests[1], "tool")[0]);
+    let error = died["error"].as_str().unwrap_or_default();
+    assert!(error.contains("MCP"), "{died}");
+    // The server was restarted behind the scenes; the next call just works.
+    let added = tool_content(messages_with_role(&requests[2], "tool")[1]);
+    assert_eq!(added["result"], "3", "{added}");
 }
 
 #[test]

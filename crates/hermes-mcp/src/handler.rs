@@ -63,8 +63,11 @@ pub struct CallScope {
 pub(crate) enum Signal {
     /// `notifications/tools/list_changed` (or resources/prompts changed).
     ListChanged,
-    /// Rebuild the connection (a call found it down, or `/reload-mcp`).
+    /// Drop the connection and build a new one (`/reload-mcp`).
     Reconnect,
+    /// A call found the server down: stop waiting out the backoff and try
+    /// now (ignored while connected).
+    Retry,
     /// Close for good.
     Shutdown,
 }

@@ -172,9 +172,14 @@ impl ServerHandle {
         let _ = rx.wait_for(|l| !matches!(l, Link::Connecting)).await;
     }
 
-    /// Asks for a fresh connection.
+    /// Drops the connection and builds a new one.
     pub fn reconnect(&self) {
         let _ = self.signals.send(Signal::Reconnect);
+    }
+
+    /// Cuts a reconnect backoff short (no effect while connected).
+    fn retry(&self) {
+        let _ = self.signals.send(Signal::Retry);
     }
 
     /// Closes the connection for good (the child process is killed).
@@ -205,8 +210,8 @@ impl ServerHandle {
         tokio::select! {
             outcome = tokio::time::timeout(limit, work) => match outcome {
                 Ok(Ok(text)) => text,
+                // The supervisor sees the closed connection and reconnects.
                 Ok(Err(RequestError::Transport(detail))) => {
-                    self.reconnect();
                     json!({ "error": format!(
                         "MCP call failed: {detail}. The connection to MCP server '{name}' was lost; \
                          reconnecting — try again in a few seconds."
@@ -228,16 +233,20 @@ impl ServerHandle {
     /// The live connection, waiting briefly for one being (re)built.
     async fn live_or_wait(&self) -> Result<Arc<Live>, String> {
         let name = &self.config.name;
-        if let Link::Ready(live) = self.link() {
+        let usable = |l: &Link| matches!(l, Link::Ready(live) if !live.peer.is_transport_closed());
+        if let Link::Ready(live) = self.link()
+            && !live.peer.is_transport_closed()
+        {
             return Ok(live);
         }
         if matches!(self.link(), Link::Down(_)) {
-            self.reconnect();
+            self.retry();
         }
+        // A connection that just died (its supervisor has not noticed yet) or
+        // one being rebuilt: wait briefly for the new one.
         let grace = RECONNECT_GRACE.min(self.config.timeout);
         let mut rx = self.link.subscribe();
-        let waited =
-            tokio::time::timeout(grace, rx.wait_for(|l| matches!(l, Link::Ready(_)))).await;
+        let waited = tokio::time::timeout(grace, rx.wait_for(usable)).await;
         if let Ok(Ok(link)) = waited
             && let Link::Ready(live) = &*link
         {
@@ -471,6 +480,7 @@ async fn supervise(
                         let _ = (&mut ended).await;
                         break "reconnecting".to_owned();
                     }
+                    Some(Signal::Retry) => {}
                     Some(Signal::ListChanged) => {
                         let Some(server) = handle.upgrade() else { return };
                         refresh(&server).await;
@@ -499,7 +509,7 @@ async fn backoff(failures: u32, signals: &mut mpsc::UnboundedReceiver<Signal>) -
             _ = &mut sleep, if !parked => return true,
             signal = signals.recv() => match signal {
                 None | Some(Signal::Shutdown) => return false,
-                Some(Signal::Reconnect) => return true,
+                Some(Signal::Reconnect | Signal::Retry) => return true,
                 Some(Signal::ListChanged) => {}
             },
         }

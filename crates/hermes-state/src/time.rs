@@ -103,6 +103,14 @@ impl UtcTime {
         )
     }
 
+    /// `YYYY-MM-DDTHH:MM:SS` (Python's `isoformat()` without a zone).
+    pub fn iso(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+
     /// `YYYY-MM-DD HH:MM`.
     pub fn short(&self) -> String {
         format!(

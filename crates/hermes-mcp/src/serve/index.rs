@@ -96,22 +96,7 @@ pub fn iso(ts: f64) -> String {
     }
     let secs = ts.floor() as i64;
     let micros = ((ts - ts.floor()) * 1e6).round() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let base = format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    );
+    let base = hermes_state::time::UtcTime::from_unix(secs).iso();
     if micros > 0 && micros < 1_000_000 {
         format!("{base}.{micros:06}")
     } else {
