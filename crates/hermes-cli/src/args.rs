@@ -36,6 +36,8 @@ pub enum Command {
     Skills(crate::skills_cmd::SkillsArgs),
     /// Manage MCP servers (add, list, remove, test) and run Hermes as an MCP server (serve).
     Mcp(crate::mcp_cmd::McpArgs),
+    /// Run the gateway (the OpenAI-compatible API server), show its status, install it as a service.
+    Gateway(crate::gateway_cmd::GatewayArgs),
 }
 
 /// `hermes chat` flags.

@@ -38,6 +38,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Auth(args))) => crate::auth_cmd::run(args),
         (None, Some(Command::Skills(args))) => crate::skills_cmd::run(args),
         (None, Some(Command::Mcp(args))) => crate::mcp_cmd::run(args, &cli.run).await,
+        (None, Some(Command::Gateway(args))) => crate::gateway_cmd::run(args, &cli.run).await,
         (None, None) => {
             run_chat(
                 ChatArgs {

@@ -7,6 +7,7 @@ mod auth_cmd;
 mod chat;
 mod clarify_prompt;
 mod driver;
+mod gateway_cmd;
 mod markdown;
 mod mcp_cmd;
 mod model_cmd;

@@ -139,8 +139,32 @@ pub(crate) async fn assemble(
                     .unwrap_or_else(|| "no session store".into())
             )));
         }
+        (None, Some(db))
+            if spec
+                .seed
+                .as_ref()
+                .is_some_and(|seed| matches!(db.session(&seed.session_id), Ok(Some(_)))) =>
+        {
+            // A client-held conversation seen before: continue its row.
+            let seed = spec
+                .seed
+                .as_ref()
+                .map(|s| s.session_id.clone())
+                .unwrap_or_default();
+            let row = db.session(&seed).map_err(|e| SessionError::Store(e.0))?;
+            db.reopen_session(&seed)
+                .map_err(|e| SessionError::Store(e.0))?;
+            let prompt = row
+                .and_then(|r| r.system_prompt)
+                .unwrap_or_else(&mut new_prompt);
+            (seed, prompt, Vec::new())
+        }
         (None, _) => {
-            let id = crate::session_id::new_session_id();
+            let id = spec
+                .seed
+                .as_ref()
+                .map(|s| s.session_id.clone())
+                .unwrap_or_else(crate::session_id::new_session_id);
             let prompt = new_prompt();
             match &store {
                 Some(db) => db
@@ -194,8 +218,11 @@ pub(crate) async fn assemble(
         },
     };
     let mut builder = Agent::builder(provider, tools, options)
-        .system_prompt(Some(system_prompt))
-        .history(history)
+        .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
+        .history(match &spec.seed {
+            Some(seed) => seed.history.clone(),
+            None => history,
+        })
         .approvals(gate.clone())
         .clarifier(clarifier)
         .context_length(context_length)
@@ -310,6 +337,19 @@ async fn discover_model(
             ep.base_url,
             hermes_llm::redact::redact_secrets(&e.to_string())
         ))),
+    }
+}
+
+/// The session's prompt plus a seed's run-only system text.
+fn with_ephemeral(prompt: &str, spec: &SessionSpec) -> String {
+    match spec
+        .seed
+        .as_ref()
+        .and_then(|s| s.ephemeral_prompt.as_deref())
+        .filter(|e| !e.trim().is_empty())
+    {
+        Some(extra) => format!("{prompt}\n\n{extra}"),
+        None => prompt.to_owned(),
     }
 }
 

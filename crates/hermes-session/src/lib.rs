@@ -37,7 +37,7 @@ pub use manager::SessionManager;
 pub use questions::{CLARIFY_TIMEOUT_TEXT, DEFAULT_CLARIFY_TIMEOUT, approval_gate};
 pub use services::Services;
 pub use setup::Setup;
-pub use spec::{Notice, SessionSpec};
+pub use spec::{Notice, Seed, SessionSpec};
 pub use store::{ResumeRequest, SessionStore, SqliteStore, StoreError};
 
 /// File name of the default embedded model in `$HERMES_HOME/models` (kept

@@ -32,6 +32,23 @@ pub struct SessionSpec {
     /// A person can answer questions (approvals, `clarify`) through events;
     /// otherwise dangerous commands are refused and `clarify` says nobody is there.
     pub interactive: bool,
+    /// A conversation the client holds itself (OpenAI-style APIs send it with
+    /// every request): the session takes this id and history instead of a new
+    /// or stored one.
+    pub seed: Option<Seed>,
+}
+
+/// A client-held conversation to run a session on.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Seed {
+    /// The session id to record under (created in the store when new, else
+    /// continued: only the new messages are written).
+    pub session_id: String,
+    /// The conversation so far (not written again).
+    pub history: Vec<hermes_protocol::Message>,
+    /// Extra system text for this run only (the client's system messages);
+    /// sent after the session's own prompt, never stored.
+    pub ephemeral_prompt: Option<String>,
 }
 
 impl SessionSpec {
@@ -49,6 +66,7 @@ impl SessionSpec {
             cwd: cwd.into(),
             ignore_rules: false,
             interactive: false,
+            seed: None,
         }
     }
 }

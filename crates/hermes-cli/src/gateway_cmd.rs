@@ -1,0 +1,198 @@
+//! `hermes gateway`: run the gateway in the foreground (the API server
+//! today), show whether one runs, install it as a systemd user service.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use hermes_gateway::{config, lock};
+use hermes_session::{SessionManager, Setup};
+use tokio_util::sync::CancellationToken;
+
+use crate::args::RunArgs;
+
+/// `hermes gateway` arguments.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    #[command(subcommand)]
+    action: Option<GatewayAction>,
+}
+
+#[derive(Debug, Subcommand)]
+enum GatewayAction {
+    /// Run the gateway in the foreground (Ctrl+C or SIGTERM drains and stops it).
+    Run {
+        /// Stop a gateway already running for this HERMES_HOME first.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Show whether a gateway runs for this HERMES_HOME, and what it serves.
+    Status,
+    /// Write a systemd user unit that runs `hermes gateway run` (and enable it with systemctl).
+    Install {
+        /// Only write the unit file; do not call systemctl.
+        #[arg(long = "no-enable")]
+        no_enable: bool,
+    },
+}
+
+fn say(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+fn api_config(setup: &Setup) -> Result<Option<config::ApiServerConfig>> {
+    config::from_tree(&setup.config.raw, &|name| {
+        setup.env.get(name).map(str::to_owned)
+    })
+    .map_err(anyhow::Error::msg)
+}
+
+/// Runs a `hermes gateway` action.
+pub async fn run(args: GatewayArgs, run: &RunArgs) -> Result<ExitCode> {
+    let setup = crate::chat::load_setup(run)?;
+    match args.action.unwrap_or(GatewayAction::Run { replace: false }) {
+        GatewayAction::Run { replace } => serve(setup, replace).await,
+        GatewayAction::Status => status(&setup),
+        GatewayAction::Install { no_enable } => install(&setup, no_enable),
+    }
+}
+
+async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
+    let Some(api) = api_config(&setup)? else {
+        bail!(
+            "nothing to run: no gateway platform is enabled. Enable the API server with \
+             `platforms: {{api_server: {{enabled: true}}}}` in config.yaml (or API_SERVER_ENABLED=true) \
+             and a key: API_SERVER_KEY=$(openssl rand -hex 32) in {}",
+            setup.home.root().join(".env").display()
+        );
+    };
+    let home = setup.home.root().to_path_buf();
+    let _lock = lock::GatewayLock::acquire(&home, replace, std::time::Duration::from_secs(35))
+        .map_err(anyhow::Error::msg)?;
+    let cwd = std::env::current_dir()?;
+    let manager = SessionManager::new(setup);
+    let server = hermes_gateway::serve::Server::bind(api.clone(), manager, cwd)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let addr = server
+        .local_addr()
+        .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
+    say(&format!(
+        "Hermes gateway: API server listening on http://{addr}/v1 (model '{}', max {} concurrent runs)",
+        api.model_name,
+        if api.max_concurrent_runs == 0 {
+            "unlimited".to_owned()
+        } else {
+            api.max_concurrent_runs.to_string()
+        }
+    ));
+    let stop = CancellationToken::new();
+    let signals = stop.clone();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+        say("Hermes gateway: stopping (finishing runs in flight)...");
+        signals.cancel();
+    });
+    server.run(stop).await.map_err(anyhow::Error::msg)?;
+    say("Hermes gateway: stopped.");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status(setup: &Setup) -> Result<ExitCode> {
+    let home = setup.home.root();
+    let mut out = std::io::stdout().lock();
+    match lock::running_pid(home) {
+        Some(pid) => writeln!(out, "Gateway: running (pid {pid}) for {}", home.display())?,
+        None => writeln!(out, "Gateway: not running for {}", home.display())?,
+    }
+    match api_config(setup) {
+        Ok(Some(api)) => writeln!(
+            out,
+            "API server: enabled on http://{}:{}/v1 (model '{}')",
+            api.host, api.port, api.model_name
+        )?,
+        Ok(None) => writeln!(
+            out,
+            "API server: not enabled (platforms.api_server.enabled / API_SERVER_KEY)"
+        )?,
+        Err(problem) => writeln!(out, "API server: cannot start: {problem}")?,
+    }
+    Ok(if lock::running_pid(home).is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
+    })
+}
+
+/// The systemd user unit for this binary and home.
+fn unit_text(exe: &std::path::Path, home: &std::path::Path) -> String {
+    format!(
+        "[Unit]\nDescription=Hermes Agent gateway (API server)\nAfter=network-online.target\n\n\
+         [Service]\nType=simple\nEnvironment=HERMES_HOME={home}\nExecStart={exe} gateway run --replace\n\
+         Restart=on-failure\nRestartSec=5\nKillSignal=SIGTERM\nTimeoutStopSec=40\n\n\
+         [Install]\nWantedBy=default.target\n",
+        home = home.display(),
+        exe = exe.display()
+    )
+}
+
+fn install(setup: &Setup, no_enable: bool) -> Result<ExitCode> {
+    let exe = std::env::current_exe()?;
+    let user_home = setup
+        .env
+        .get("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            setup
+                .env
+                .get("HOME")
+                .map(|h| std::path::Path::new(h).join(".config"))
+        })
+        .ok_or_else(|| anyhow::anyhow!("HOME is not set: cannot find ~/.config/systemd/user"))?;
+    let dir = user_home.join("systemd/user");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("hermes-gateway.service");
+    std::fs::write(&path, unit_text(&exe, setup.home.root()))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Wrote {}", path.display())?;
+    if no_enable {
+        writeln!(
+            out,
+            "Enable it with: systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let ok = std::process::Command::new("systemctl")
+        .args(["--user", "daemon-reload"])
+        .status()
+        .is_ok_and(|s| s.success())
+        && std::process::Command::new("systemctl")
+            .args(["--user", "enable", "--now", "hermes-gateway"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if ok {
+        writeln!(
+            out,
+            "Enabled and started hermes-gateway (systemctl --user status hermes-gateway)"
+        )?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        writeln!(
+            out,
+            "systemctl --user did not succeed; start it yourself: systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway"
+        )?;
+        Ok(ExitCode::FAILURE)
+    }
+}

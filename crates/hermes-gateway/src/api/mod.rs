@@ -1,0 +1,229 @@
+//! The OpenAI-compatible API server: routes, auth, limits and shared state.
+
+mod chat;
+mod errors;
+mod health;
+mod responses;
+mod run;
+mod sessions;
+mod sse;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use hermes_session::SessionManager;
+use tokio::sync::Semaphore;
+
+pub use errors::ApiError;
+
+use crate::config::{ApiServerConfig, MAX_REQUEST_BYTES};
+
+/// Counts runs in flight (for draining on shutdown and `/health/detailed`).
+#[derive(Debug, Default)]
+pub struct Inflight(AtomicUsize);
+
+impl Inflight {
+    fn enter(&self) -> InflightGuard<'_> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        InflightGuard(self)
+    }
+
+    /// Runs in flight now.
+    pub fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+struct InflightGuard<'a>(&'a Inflight);
+
+impl Drop for InflightGuard<'_> {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What every handler shares.
+pub struct AppState {
+    /// The settings.
+    pub config: ApiServerConfig,
+    /// The session runtime.
+    pub manager: SessionManager,
+    /// Working directory of the runs.
+    pub cwd: PathBuf,
+    /// Run slots (`None`: no cap).
+    pub slots: Option<Arc<Semaphore>>,
+    /// Runs in flight.
+    pub inflight: Arc<Inflight>,
+    /// When the server started.
+    pub started: Instant,
+    /// Stored Responses API objects.
+    pub responses: responses::Store,
+}
+
+impl AppState {
+    /// State for `config` over `manager`.
+    pub fn new(config: ApiServerConfig, manager: SessionManager, cwd: PathBuf) -> Self {
+        let slots = (config.max_concurrent_runs > 0)
+            .then(|| Arc::new(Semaphore::new(config.max_concurrent_runs)));
+        Self {
+            config,
+            manager,
+            cwd,
+            slots,
+            inflight: Arc::default(),
+            started: Instant::now(),
+            responses: responses::Store::default(),
+        }
+    }
+}
+
+/// The router with every route, auth, CORS and the security headers.
+pub fn router(state: Arc<AppState>) -> Router {
+    let api = Router::new()
+        .route("/health/detailed", get(health::detailed))
+        .route("/v1/models", get(health::models))
+        .route("/v1/capabilities", get(health::capabilities))
+        .route("/v1/chat/completions", post(chat::completions))
+        .route("/v1/responses", post(responses::create))
+        .route(
+            "/v1/responses/{id}",
+            get(responses::fetch).delete(responses::delete),
+        )
+        .route("/api/sessions", get(sessions::list).post(sessions::create))
+        .route(
+            "/api/sessions/{id}",
+            get(sessions::fetch).delete(sessions::delete),
+        )
+        .route("/api/sessions/{id}/messages", get(sessions::messages))
+        .route("/api/sessions/{id}/fork", post(sessions::fork))
+        .route("/api/sessions/{id}/chat", post(sessions::chat))
+        .route(
+            "/api/sessions/{id}/chat/stream",
+            post(sessions::chat_stream),
+        )
+        .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
+    Router::new()
+        .route("/health", get(health::health))
+        .route("/v1/health", get(health::health))
+        .merge(api)
+        .fallback(not_found)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), edge))
+        .with_state(state)
+}
+
+async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("Unknown route: {method} {}", uri.path()))
+}
+
+/// Bearer key on every route but `/health`.
+async fn authorize(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    match given {
+        Some(key) if constant_time_eq(key.as_bytes(), state.config.key.as_bytes()) => {
+            next.run(request).await
+        }
+        _ => ApiError::unauthorized().into_response(),
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Body limit, CORS and security headers for every response.
+async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let origin = request.headers().get(header::ORIGIN).cloned();
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let mut response = if declared.is_some_and(|n| n > MAX_REQUEST_BYTES) {
+        ApiError::too_large(MAX_REQUEST_BYTES).into_response()
+    } else if request.method() == Method::OPTIONS && origin.is_some() {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        next.run(request).await
+    };
+    let headers = response.headers_mut();
+    security_headers(headers);
+    if let Some(origin) = origin {
+        cors_headers(&state.config.cors_origins, &origin, headers);
+    }
+    response
+}
+
+fn security_headers(headers: &mut HeaderMap) {
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+}
+
+fn cors_headers(allowed: &[String], origin: &HeaderValue, headers: &mut HeaderMap) {
+    let origin_text = origin.to_str().unwrap_or("");
+    let allow = if allowed.iter().any(|a| a == "*") {
+        HeaderValue::from_static("*")
+    } else if allowed.iter().any(|a| a == origin_text) {
+        origin.clone()
+    } else {
+        return;
+    };
+    headers.insert("access-control-allow-origin", allow);
+    headers.insert(
+        "access-control-allow-methods",
+        HeaderValue::from_static("GET, POST, PATCH, DELETE, OPTIONS"),
+    );
+    headers.insert(
+        "access-control-allow-headers",
+        HeaderValue::from_static(
+            "Authorization, Content-Type, Idempotency-Key, X-Hermes-Session-Id, X-Hermes-Session-Key",
+        ),
+    );
+    headers.insert(
+        "access-control-expose-headers",
+        HeaderValue::from_static("X-Hermes-Session-Id, X-Hermes-Session-Key"),
+    );
+    headers.insert("access-control-max-age", HeaderValue::from_static("600"));
+}
+
+/// Reads a JSON object body, with OpenAI-shaped errors for what is wrong.
+pub(crate) fn read_body(
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<serde_json::Map<String, serde_json::Value>, ApiError> {
+    let body = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::too_large(MAX_REQUEST_BYTES)
+        } else {
+            ApiError::bad_request(format!("Could not read the request body: {e}"))
+        }
+    })?;
+    match serde_json::from_slice::<serde_json::Value>(&body) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::bad_request("Request body must be a JSON object")),
+        Err(_) => Err(ApiError::bad_request("Invalid JSON in request body")),
+    }
+}

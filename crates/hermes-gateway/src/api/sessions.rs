@@ -1,0 +1,482 @@
+//! `/api/sessions`: the persisted sessions in state.db (list, create, get,
+//! delete, messages, fork) and a turn on one (`chat`, `chat/stream`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hermes_state::{ListFilter, NewSession, SessionDb, SessionRow};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use super::chat::{collect, echo_headers, session_headers, stored_history, usage_json};
+use super::errors::ApiError;
+use super::run::{RunEvent, RunRequest, admit, start};
+use super::{AppState, read_body, sse};
+
+fn unavailable() -> ApiError {
+    let mut e = ApiError::server("Session database unavailable");
+    e.status = StatusCode::SERVICE_UNAVAILABLE;
+    e.code = Some("session_db_unavailable");
+    e
+}
+
+/// Runs `f` on a state.db connection off the async threads.
+async fn with_db<T: Send + 'static>(
+    state: &AppState,
+    f: impl FnOnce(&mut SessionDb) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let path = state.manager.services().setup().home.state_db();
+    tokio::task::spawn_blocking(move || {
+        let mut db = SessionDb::open(&path).map_err(|_| unavailable())?;
+        f(&mut db)
+    })
+    .await
+    .map_err(|e| ApiError::server(e.to_string()))?
+}
+
+fn db_error(e: impl std::fmt::Display) -> ApiError {
+    ApiError::server(format!("session database error: {e}"))
+}
+
+/// A session as clients see it (no system prompt or model config text).
+fn session_json(row: &SessionRow) -> Value {
+    json!({
+        "id": row.id, "source": row.source, "user_id": row.user_id, "model": row.model,
+        "title": row.title, "started_at": row.started_at, "ended_at": row.ended_at,
+        "end_reason": row.end_reason, "message_count": row.message_count,
+        "tool_call_count": row.tool_call_count, "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens, "api_call_count": row.api_call_count,
+        "parent_session_id": row.parent_session_id,
+        "has_system_prompt": row.system_prompt.as_deref().is_some_and(|p| !p.is_empty()),
+        "has_model_config": row.model_config.as_deref().is_some_and(|c| !c.is_empty()),
+    })
+}
+
+fn valid_id(id: &str) -> Result<(), ApiError> {
+    let bad = id.is_empty()
+        || id.contains(['/', '\\', '\r', '\n', '\0'])
+        || id.contains("..")
+        || id.starts_with('.');
+    if bad {
+        let mut e = ApiError::bad_request("Invalid session ID");
+        e.code = Some("invalid_session_id");
+        return Err(e);
+    }
+    if id.len() > 256 {
+        let mut e = ApiError::bad_request("Session ID too long");
+        e.code = Some("invalid_session_id");
+        return Err(e);
+    }
+    Ok(())
+}
+
+fn not_found(id: &str) -> ApiError {
+    let mut e = ApiError::not_found(format!("Session not found: {id}"));
+    e.code = Some("session_not_found");
+    e
+}
+
+/// `GET /api/sessions`.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    Query(query): Query<std::collections::HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let number = |key: &str, default: usize, max: usize| {
+        query
+            .get(key)
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(default)
+            .min(max)
+    };
+    let limit = number("limit", 50, 200);
+    let offset = number("offset", 0, 1_000_000);
+    let filter = ListFilter {
+        source: query.get("source").filter(|s| !s.is_empty()).cloned(),
+        limit,
+        offset,
+        include_children: query
+            .get("include_children")
+            .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
+        ..ListFilter::default()
+    };
+    let data = with_db(&state, move |db| {
+        let summaries = db.list_sessions(&filter).map_err(db_error)?;
+        let mut out = Vec::new();
+        for s in summaries {
+            if let Some(row) = db.get_session(&s.id).map_err(db_error)? {
+                let mut item = session_json(&row);
+                item["last_active"] = json!(s.last_active);
+                item["preview"] = json!(s.preview);
+                out.push(item);
+            }
+        }
+        Ok(out)
+    })
+    .await?;
+    let has_more = data.len() == limit;
+    Ok(Json(
+        json!({"object": "list", "data": data, "limit": limit, "offset": offset, "has_more": has_more}),
+    ))
+}
+
+/// `POST /api/sessions`.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = read_body(body)?;
+    let id = body
+        .get("id")
+        .or_else(|| body.get("session_id"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            format!(
+                "api_{}_{}",
+                now() as u64,
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            )
+        });
+    valid_id(&id)?;
+    let system_prompt = match body.get("system_prompt") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            let mut e = ApiError::bad_request("system_prompt must be a string");
+            e.code = Some("invalid_system_prompt");
+            return Err(e);
+        }
+    };
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or(&state.config.model_name)
+        .to_owned();
+    let title = body.get("title").and_then(Value::as_str).map(str::to_owned);
+    let cwd = state.cwd.display().to_string();
+    let row = with_db(&state, move |db| {
+        if db.get_session(&id).map_err(db_error)?.is_some() {
+            let mut e = ApiError::bad_request(format!("Session already exists: {id}"));
+            e.status = StatusCode::CONFLICT;
+            e.code = Some("session_exists");
+            return Err(e);
+        }
+        db.create_session(&NewSession {
+            id: id.clone(),
+            source: "api_server".into(),
+            model: Some(model),
+            system_prompt,
+            cwd: Some(cwd),
+            started_at: now(),
+            ..NewSession::default()
+        })
+        .map_err(db_error)?;
+        if let Some(title) = title {
+            db.set_title(&id, &title)
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        }
+        db.get_session(&id)
+            .map_err(db_error)?
+            .ok_or_else(|| not_found(&id))
+    })
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"object": "hermes.session", "session": session_json(&row)})),
+    )
+        .into_response())
+}
+
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `GET /api/sessions/{id}`.
+pub async fn fetch(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    valid_id(&id)?;
+    let row = with_db(&state, move |db| {
+        db.get_session(&id)
+            .map_err(db_error)?
+            .ok_or_else(|| not_found(&id))
+    })
+    .await?;
+    Ok(Json(
+        json!({"object": "hermes.session", "session": session_json(&row)}),
+    ))
+}
+
+/// `DELETE /api/sessions/{id}`.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    valid_id(&id)?;
+    let key = id.clone();
+    let deleted = with_db(&state, move |db| {
+        if db.get_session(&key).map_err(db_error)?.is_none() {
+            return Err(not_found(&key));
+        }
+        db.delete_session(&key).map_err(db_error)
+    })
+    .await?;
+    Ok(Json(
+        json!({"object": "hermes.session.deleted", "id": id, "deleted": deleted}),
+    ))
+}
+
+/// `GET /api/sessions/{id}/messages`.
+pub async fn messages(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    valid_id(&id)?;
+    let key = id.clone();
+    let data = with_db(&state, move |db| {
+        if db.get_session(&key).map_err(db_error)?.is_none() {
+            return Err(not_found(&key));
+        }
+        let messages = db.messages(&key).map_err(db_error)?;
+        Ok(messages
+            .iter()
+            .map(|m| {
+                let tool_calls = m
+                    .tool_calls
+                    .as_deref()
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                json!({
+                    "id": m.id, "session_id": m.session_id, "role": m.role, "content": m.content,
+                    "tool_call_id": m.tool_call_id, "tool_calls": tool_calls, "tool_name": m.tool_name,
+                    "timestamp": m.timestamp, "token_count": m.token_count,
+                    "finish_reason": m.finish_reason, "reasoning": m.reasoning,
+                })
+            })
+            .collect::<Vec<_>>())
+    })
+    .await?;
+    Ok(Json(
+        json!({"object": "list", "session_id": id, "data": data}),
+    ))
+}
+
+/// `POST /api/sessions/{id}/fork`: a new session holding a copy of this one's messages.
+pub async fn fork(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    valid_id(&id)?;
+    let body = read_body(body).unwrap_or_default();
+    let fork_id = body
+        .get("id")
+        .or_else(|| body.get("session_id"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            format!(
+                "api_{}_{}",
+                now() as u64,
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            )
+        });
+    valid_id(&fork_id)?;
+    let title = body.get("title").and_then(Value::as_str).map(str::to_owned);
+    let row = with_db(&state, move |db| {
+        let parent = db
+            .get_session(&id)
+            .map_err(db_error)?
+            .ok_or_else(|| not_found(&id))?;
+        if db.get_session(&fork_id).map_err(db_error)?.is_some() {
+            let mut e = ApiError::bad_request(format!("Session already exists: {fork_id}"));
+            e.status = StatusCode::CONFLICT;
+            e.code = Some("session_exists");
+            return Err(e);
+        }
+        db.create_session(&NewSession {
+            id: fork_id.clone(),
+            source: parent.source.clone(),
+            model: parent.model.clone(),
+            system_prompt: parent.system_prompt.clone(),
+            parent_session_id: Some(id.clone()),
+            cwd: parent.cwd.clone(),
+            started_at: now(),
+            ..NewSession::default()
+        })
+        .map_err(db_error)?;
+        let stamps: Vec<f64> = db
+            .messages(&id)
+            .map_err(db_error)?
+            .iter()
+            .map(|m| m.timestamp)
+            .collect();
+        for (i, message) in db.conversation(&id).map_err(db_error)?.iter().enumerate() {
+            let extra = hermes_state::MessageExtra {
+                timestamp: stamps.get(i).copied().unwrap_or_else(now),
+                ..hermes_state::MessageExtra::default()
+            };
+            db.append_message(&fork_id, message, &extra)
+                .map_err(db_error)?;
+        }
+        if let Some(title) = title {
+            db.set_title(&fork_id, &title)
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        }
+        db.get_session(&fork_id)
+            .map_err(db_error)?
+            .ok_or_else(|| not_found(&fork_id))
+    })
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"object": "hermes.session", "session": session_json(&row)})),
+    )
+        .into_response())
+}
+
+/// The user message of a session chat body (`message`, `input` or `content`).
+fn chat_input(body: &Map<String, Value>) -> Result<(String, Option<String>), ApiError> {
+    let text = ["message", "input", "content"]
+        .iter()
+        .find_map(|k| body.get(*k))
+        .map(super::chat::content_text)
+        .unwrap_or_default();
+    if text.trim().is_empty() {
+        return Err(ApiError::bad_request("Missing 'message' field").with_param("message"));
+    }
+    let system = match body
+        .get("system_message")
+        .or_else(|| body.get("instructions"))
+    {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            let mut e = ApiError::bad_request("system_message must be a string");
+            e.code = Some("invalid_system_message");
+            return Err(e);
+        }
+    };
+    Ok((text, system))
+}
+
+async fn prepare(
+    state: &Arc<AppState>,
+    id: &str,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<RunRequest, ApiError> {
+    valid_id(id)?;
+    let key = id.to_owned();
+    with_db(state, move |db| {
+        db.get_session(&key)
+            .map_err(db_error)?
+            .ok_or_else(|| not_found(&key))
+    })
+    .await?;
+    let body = read_body(body)?;
+    let (input, system) = chat_input(&body)?;
+    Ok(RunRequest {
+        session_id: id.to_owned(),
+        history: stored_history(state, id),
+        ephemeral_prompt: system,
+        input,
+        model: None,
+    })
+}
+
+/// `POST /api/sessions/{id}/chat`: one turn, answered when it ends.
+pub async fn chat(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let session = session_headers(&headers)?;
+    let request = prepare(&state, &id, body).await?;
+    let permit = admit(&state)?;
+    let events = start(&state, request, permit);
+    let (text, usage, failure) = collect(events).await;
+    if let Some(message) = failure.filter(|_| text.is_empty()) {
+        return Err(ApiError::server(message));
+    }
+    let mut response = Json(json!({
+        "object": "hermes.session.chat.completion",
+        "session_id": id,
+        "message": {"role": "assistant", "content": text},
+        "usage": usage_json(&usage),
+    }))
+    .into_response();
+    response
+        .headers_mut()
+        .extend(echo_headers(&id, session.key.as_deref()));
+    Ok(response)
+}
+
+/// `POST /api/sessions/{id}/chat/stream`: the same turn as server-sent events
+/// (`message.delta`, `tool.started`, `tool.completed`, then `message.completed`
+/// or `error`, then `done`).
+pub async fn chat_stream(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let session = session_headers(&headers)?;
+    let request = prepare(&state, &id, body).await?;
+    let permit = admit(&state)?;
+    let mut events = start(&state, request, permit);
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let session_id = id.clone();
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let (kind, data, last) = match event {
+                RunEvent::Delta(text) => ("message.delta", json!({"delta": text}), false),
+                RunEvent::ToolStarted {
+                    id,
+                    name,
+                    arguments,
+                } => (
+                    "tool.started",
+                    json!({"tool_call_id": id, "name": name, "arguments": arguments}),
+                    false,
+                ),
+                RunEvent::ToolFinished { id, name, .. } => (
+                    "tool.completed",
+                    json!({"tool_call_id": id, "name": name}),
+                    false,
+                ),
+                RunEvent::Done { text, usage } => (
+                    "message.completed",
+                    json!({"session_id": session_id, "message": {"role": "assistant", "content": text}, "usage": usage_json(&usage)}),
+                    true,
+                ),
+                RunEvent::Failed(message) => (
+                    "error",
+                    json!({"message": hermes_llm::redact::redact_secrets(&message)}),
+                    true,
+                ),
+            };
+            if tx
+                .send(sse::frame(Some(kind), &data.to_string()))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            if last {
+                let _ = tx.send(sse::frame(Some("done"), "{}")).await;
+                return;
+            }
+        }
+    });
+    Ok(sse::response(rx, echo_headers(&id, session.key.as_deref())))
+}

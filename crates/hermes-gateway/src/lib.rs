@@ -1,0 +1,9 @@
+//! The gateway process (`hermes gateway run`): today the OpenAI-compatible
+//! API server on the session runtime; messaging platforms and cron join it later.
+
+pub mod api;
+pub mod config;
+pub mod lock;
+pub mod serve;
+
+pub use config::ApiServerConfig;

@@ -1,0 +1,67 @@
+//! One gateway per HERMES_HOME: a pid file, with `--replace` stopping the
+//! running one first.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Held while the gateway runs; removes the pid file when dropped.
+#[derive(Debug)]
+pub struct GatewayLock {
+    path: PathBuf,
+}
+
+/// The pid file's path.
+pub fn pid_file(hermes_home: &Path) -> PathBuf {
+    hermes_home.join("gateway.pid")
+}
+
+/// The pid of a gateway running for this home, if any.
+pub fn running_pid(hermes_home: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(pid_file(hermes_home)).ok()?;
+    let pid: i32 = text.trim().parse().ok()?;
+    let alive = pid > 0
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        && pid != std::process::id() as i32;
+    alive.then_some(pid)
+}
+
+impl GatewayLock {
+    /// Takes the lock; with `replace`, a running gateway is sent SIGTERM and
+    /// given `wait` to drain and exit.
+    pub fn acquire(hermes_home: &Path, replace: bool, wait: Duration) -> Result<Self, String> {
+        if let Some(pid) = running_pid(hermes_home) {
+            if !replace {
+                return Err(format!(
+                    "a gateway is already running for {} (pid {pid}); stop it, or start with --replace",
+                    hermes_home.display()
+                ));
+            }
+            let target = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(target, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + wait;
+            while running_pid(hermes_home) == Some(pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if running_pid(hermes_home) == Some(pid) {
+                let _ = nix::sys::signal::kill(target, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+        let path = pid_file(hermes_home);
+        std::fs::create_dir_all(hermes_home)
+            .and_then(|_| std::fs::write(&path, format!("{}\n", std::process::id())))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(Self { path })
+    }
+}
+
+impl Drop for GatewayLock {
+    fn drop(&mut self) {
+        let ours = std::fs::read_to_string(&self.path)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            == Some(std::process::id());
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
