@@ -75,27 +75,31 @@ pub fn from_tree(
             Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
             _ => false,
         });
-    let env_key = env_text("API_SERVER_KEY");
-    let enabled_by_env =
-        env_text("API_SERVER_ENABLED").is_some_and(|v| truthy(&v)) || env_key.is_some();
+    let enabled_by_env = env_text("API_SERVER_ENABLED").is_some_and(|v| truthy(&v))
+        || env_text("API_SERVER_KEY").is_some();
     if !(enabled_by_config || enabled_by_env) {
         return Ok(None);
     }
-    let key = env_key
-        .or_else(|| text(extra.and_then(|e| e.get("key"))))
-        .unwrap_or_default();
-    check_key(&key)?;
-    let host = text(extra.and_then(|e| e.get("host")))
-        .or_else(|| env_text("API_SERVER_HOST"))
-        .unwrap_or_else(|| DEFAULT_HOST.to_owned());
-    let port_text = text(extra.and_then(|e| e.get("port"))).or_else(|| env_text("API_SERVER_PORT"));
-    let port = match port_text {
-        Some(p) => p.trim().parse::<u16>().map_err(|_| {
-            format!("platforms.api_server port must be a number from 1 to 65535 (got {p:?})")
-        })?,
-        None => DEFAULT_PORT,
+    // The environment, when it enables the server, overrides config.yaml
+    // (the reference copies it into `extra`); otherwise it only fills gaps.
+    let pick = |key: &str, var: &str| -> Option<String> {
+        let from_config = text(extra.and_then(|e| e.get(key)));
+        if enabled_by_env {
+            env_text(var).or(from_config)
+        } else {
+            from_config.or_else(|| env_text(var))
+        }
     };
+    let key = pick("key", "API_SERVER_KEY").unwrap_or_default();
+    check_key(&key)?;
+    let host = pick("host", "API_SERVER_HOST").unwrap_or_else(|| DEFAULT_HOST.to_owned());
+    // An unreadable port falls back to the default, as the reference does.
+    let port = pick("port", "API_SERVER_PORT")
+        .and_then(|p| p.trim().parse::<u16>().ok())
+        .unwrap_or(DEFAULT_PORT);
+    let env_cors = env_text("API_SERVER_CORS_ORIGINS").filter(|_| enabled_by_env);
     let cors_origins = match extra.and_then(|e| e.get("cors_origins")) {
+        _ if env_cors.is_some() => env_cors.as_deref().map(split_list).unwrap_or_default(),
         Some(Value::Array(items)) => items
             .iter()
             .filter_map(Value::as_str)
@@ -107,9 +111,8 @@ pub fn from_tree(
             .map(|s| split_list(&s))
             .unwrap_or_default(),
     };
-    let model_name = text(extra.and_then(|e| e.get("model_name")))
-        .or_else(|| env_text("API_SERVER_MODEL_NAME"))
-        .unwrap_or_else(|| "hermes-agent".to_owned());
+    let model_name =
+        pick("model_name", "API_SERVER_MODEL_NAME").unwrap_or_else(|| "hermes-agent".to_owned());
     let max_concurrent_runs = tree
         .pointer("/gateway/api_server/max_concurrent_runs")
         .and_then(|v| match v {

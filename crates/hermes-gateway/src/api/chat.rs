@@ -30,7 +30,7 @@ const MAX_SESSION_HEADER: usize = 256;
 
 /// Reads and checks the session headers.
 pub fn session_headers(headers: &HeaderMap) -> Result<SessionHeaders, ApiError> {
-    let read = |name: &str, what: &str| -> Result<Option<String>, ApiError> {
+    let read = |name: &str, what: &str, capital: &str| -> Result<Option<String>, ApiError> {
         let Some(raw) = headers.get(name) else {
             return Ok(None);
         };
@@ -43,22 +43,26 @@ pub fn session_headers(headers: &HeaderMap) -> Result<SessionHeaders, ApiError> 
             return Ok(None);
         }
         if value.len() > MAX_SESSION_HEADER {
-            return Err(ApiError::bad_request(format!("{what} too long")));
+            return Err(ApiError::bad_request(format!("{capital} too long")));
         }
         if value.contains(['\r', '\n', '\0']) {
             return Err(ApiError::bad_request(format!("Invalid {what}")));
         }
         Ok(Some(value))
     };
-    let id = read("x-hermes-session-id", "session ID")?;
+    let id = read("x-hermes-session-id", "session ID", "Session ID")?;
+    let drive_letter = |id: &str| {
+        let mut chars = id.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.next() == Some(':')
+    };
     if let Some(id) = &id
-        && (id.contains(['/', '\\']) || id.contains("..") || id.starts_with('.'))
+        && (id.contains(['/', '\\']) || id.contains("..") || drive_letter(id))
     {
         return Err(ApiError::bad_request("Invalid session ID"));
     }
     Ok(SessionHeaders {
         id,
-        key: read("x-hermes-session-key", "session key")?,
+        key: read("x-hermes-session-key", "session key", "Session key")?,
     })
 }
 
@@ -166,7 +170,8 @@ fn parse(
         let role = obj.get("role").and_then(Value::as_str).unwrap_or("");
         let text = content_text(obj.get("content").unwrap_or(&Value::Null));
         match role {
-            "system" | "developer" => {
+            // `developer`, `tool` and other roles are dropped, as the reference drops them.
+            "system" => {
                 system = Some(match system {
                     Some(s) => format!("{s}\n{text}"),
                     None => text,

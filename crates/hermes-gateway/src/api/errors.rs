@@ -63,10 +63,10 @@ impl ApiError {
     pub fn too_large(limit: usize) -> Self {
         Self {
             status: StatusCode::PAYLOAD_TOO_LARGE,
-            message: format!("Request body too large (max {limit} bytes)"),
+            message: format!("Request body too large. The limit is {limit} bytes."),
             kind: "invalid_request_error",
             param: None,
-            code: None,
+            code: Some("body_too_large"),
         }
     }
 
@@ -94,6 +94,10 @@ impl ApiError {
 
     /// The JSON body.
     pub fn body(&self) -> serde_json::Value {
+        if self.code == Some("invalid_api_key") {
+            // The reference's 401 body has no `param`.
+            return json!({"error": {"message": self.message, "type": self.kind, "code": self.code}});
+        }
         json!({"error": {
             // Error text never carries a live key.
             "message": hermes_llm::redact::redact_secrets(&self.message),

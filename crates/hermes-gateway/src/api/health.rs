@@ -45,26 +45,49 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
     }))
 }
 
-/// `GET /v1/capabilities`.
+/// `GET /v1/capabilities`: what this server does (the reference's shape;
+/// features it lacks say `false`).
 pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<Value> {
+    let endpoint = |method: &str, path: &str| json!({"method": method, "path": path});
     Json(json!({
-        "object": "capabilities",
+        "object": "hermes.api_server.capabilities",
         "platform": "hermes-agent",
         "model": state.config.model_name,
         "auth": {"type": "bearer", "required": true},
-        "features": {
-            "chat_completions": true,
-            "chat_completions_streaming": true,
-            "responses_api": true,
-            "responses_streaming": true,
-            "session_continuity": true,
-            "session_key_header": "X-Hermes-Session-Key",
-            "session_id_header": "X-Hermes-Session-Id",
-            "server_side_tools": true,
+        "runtime": {
+            "mode": "server_agent",
+            "tool_execution": "server",
+            "split_runtime": false,
+            "description": "The API server runs a server-side Hermes session per request; tools execute on the API-server host.",
         },
-        "endpoints": [
-            "/v1/chat/completions", "/v1/responses", "/v1/models", "/v1/capabilities",
-            "/api/sessions", "/health", "/health/detailed"
-        ],
+        "features": {
+            "chat_completions": true, "chat_completions_streaming": true,
+            "responses_api": true, "responses_streaming": true,
+            "run_submission": false, "run_status": false, "run_events_sse": false,
+            "run_stop": false, "run_approval_response": false,
+            "tool_progress_events": true, "approval_events": false,
+            "session_resources": true, "session_chat": true, "session_chat_streaming": true,
+            "session_fork": true, "admin_config_rw": false, "jobs_admin": false,
+            "memory_write_api": false, "skills_api": false, "audio_api": false,
+            "realtime_voice": false,
+            "session_continuity_header": "X-Hermes-Session-Id",
+            "session_key_header": "X-Hermes-Session-Key",
+            "cors": !state.config.cors_origins.is_empty(),
+        },
+        "endpoints": {
+            "health": endpoint("GET", "/health"),
+            "health_detailed": endpoint("GET", "/health/detailed"),
+            "models": endpoint("GET", "/v1/models"),
+            "chat_completions": endpoint("POST", "/v1/chat/completions"),
+            "responses": endpoint("POST", "/v1/responses"),
+            "sessions": endpoint("GET", "/api/sessions"),
+            "session_create": endpoint("POST", "/api/sessions"),
+            "session": endpoint("GET", "/api/sessions/{session_id}"),
+            "session_delete": endpoint("DELETE", "/api/sessions/{session_id}"),
+            "session_messages": endpoint("GET", "/api/sessions/{session_id}/messages"),
+            "session_fork": endpoint("POST", "/api/sessions/{session_id}/fork"),
+            "session_chat": endpoint("POST", "/api/sessions/{session_id}/chat"),
+            "session_chat_stream": endpoint("POST", "/api/sessions/{session_id}/chat/stream"),
+        },
     }))
 }

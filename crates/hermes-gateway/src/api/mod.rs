@@ -74,6 +74,7 @@ impl AppState {
     pub fn new(config: ApiServerConfig, manager: SessionManager, cwd: PathBuf) -> Self {
         let slots = (config.max_concurrent_runs > 0)
             .then(|| Arc::new(Semaphore::new(config.max_concurrent_runs)));
+        let responses = responses::Store::open(&manager_home_store(&manager));
         Self {
             config,
             manager,
@@ -81,9 +82,18 @@ impl AppState {
             slots,
             inflight: Arc::default(),
             started: Instant::now(),
-            responses: responses::Store::default(),
+            responses,
         }
     }
+}
+
+fn manager_home_store(manager: &SessionManager) -> PathBuf {
+    manager
+        .services()
+        .setup()
+        .home
+        .root()
+        .join("response_store.db")
 }
 
 /// The router with every route, auth, CORS and the security headers.
@@ -159,10 +169,19 @@ async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) 
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    let mut response = if declared.is_some_and(|n| n > MAX_REQUEST_BYTES) {
+    // A browser origin that is not allowed gets nothing, whatever it asks.
+    if let Some(origin) = &origin
+        && !origin_allowed(&state.config.cors_origins, origin)
+    {
+        return StatusCode::FORBIDDEN.into_response();
+    }
+    let mut response = if request.method() == Method::OPTIONS {
+        if origin.is_none() {
+            return StatusCode::FORBIDDEN.into_response();
+        }
+        StatusCode::OK.into_response()
+    } else if declared.is_some_and(|n| n > MAX_REQUEST_BYTES) {
         ApiError::too_large(MAX_REQUEST_BYTES).into_response()
-    } else if request.method() == Method::OPTIONS && origin.is_some() {
-        StatusCode::NO_CONTENT.into_response()
     } else {
         next.run(request).await
     };
@@ -175,12 +194,33 @@ async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) 
 }
 
 fn security_headers(headers: &mut HeaderMap) {
-    headers.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    for (name, value) in [
+        (
+            "content-security-policy",
+            "default-src 'none'; frame-ancestors 'none'",
+        ),
+        (
+            "permissions-policy",
+            "camera=(), microphone=(), geolocation=()",
+        ),
+        (
+            "strict-transport-security",
+            "max-age=31536000; includeSubDomains",
+        ),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        ("x-xss-protection", "0"),
+        ("referrer-policy", "no-referrer"),
+    ] {
+        if !headers.contains_key(name) {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+    }
+}
+
+fn origin_allowed(allowed: &[String], origin: &HeaderValue) -> bool {
+    let origin = origin.to_str().unwrap_or("");
+    allowed.iter().any(|a| a == "*" || a == origin)
 }
 
 fn cors_headers(allowed: &[String], origin: &HeaderValue, headers: &mut HeaderMap) {
@@ -192,6 +232,9 @@ fn cors_headers(allowed: &[String], origin: &HeaderValue, headers: &mut HeaderMa
     } else {
         return;
     };
+    if allow != "*" {
+        headers.insert("vary", HeaderValue::from_static("Origin"));
+    }
     headers.insert("access-control-allow-origin", allow);
     headers.insert(
         "access-control-allow-methods",

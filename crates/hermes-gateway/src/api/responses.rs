@@ -1,7 +1,7 @@
 //! `POST /v1/responses` (streamed and not), `GET`/`DELETE /v1/responses/{id}`,
 //! with `previous_response_id` and named `conversation` chains kept in memory.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
@@ -23,60 +23,135 @@ use super::{AppState, read_body, sse};
 const MAX_STORED: usize = 100;
 
 /// One stored response and what continues it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Stored {
     response: Value,
+    #[serde(rename = "conversation_history")]
     history: Vec<(String, String)>,
     instructions: Option<String>,
     session_id: String,
 }
 
-/// The in-memory response store.
-#[derive(Debug, Default)]
+/// Stored responses in `HERMES_HOME/response_store.db` (as the reference keeps
+/// them: they survive restarts; the least recently used go past 100).
 pub struct Store {
-    inner: Mutex<StoreInner>,
+    db: Mutex<Option<rusqlite::Connection>>,
 }
 
-#[derive(Debug, Default)]
-struct StoreInner {
-    items: HashMap<String, Stored>,
-    order: VecDeque<String>,
-    conversations: HashMap<String, String>,
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
 }
 
 impl Store {
-    fn lock(&self) -> std::sync::MutexGuard<'_, StoreInner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// Opens (or creates) the store at `path`; in memory when that fails.
+    pub fn open(path: &std::path::Path) -> Self {
+        let conn = rusqlite::Connection::open(path)
+            .and_then(|c| {
+                c.execute_batch(SCHEMA)?;
+                Ok(c)
+            })
+            .or_else(|_| {
+                let c = rusqlite::Connection::open_in_memory()?;
+                c.execute_batch(SCHEMA)?;
+                Ok::<_, rusqlite::Error>(c)
+            });
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        }
+        Self {
+            db: Mutex::new(conn.ok()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<rusqlite::Connection>> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn put(&self, id: &str, stored: Stored, conversation: Option<&str>) {
-        let mut inner = self.lock();
-        if inner.items.insert(id.to_owned(), stored).is_none() {
-            inner.order.push_back(id.to_owned());
-        }
-        while inner.order.len() > MAX_STORED {
-            if let Some(old) = inner.order.pop_front() {
-                inner.items.remove(&old);
-            }
-        }
+        let Ok(data) = serde_json::to_string(&stored) else {
+            return;
+        };
+        let guard = self.lock();
+        let Some(db) = guard.as_ref() else { return };
+        let _ = db.execute(
+            "INSERT OR REPLACE INTO responses (response_id, data, accessed_at) VALUES (?1, ?2, ?3)",
+            rusqlite::params![id, data, stamp()],
+        );
+        let _ = db.execute(
+            "DELETE FROM responses WHERE response_id NOT IN \
+             (SELECT response_id FROM responses ORDER BY accessed_at DESC LIMIT ?1)",
+            [MAX_STORED as i64],
+        );
+        let _ = db.execute(
+            "DELETE FROM conversations WHERE response_id NOT IN (SELECT response_id FROM responses)",
+            [],
+        );
         if let Some(name) = conversation {
-            inner.conversations.insert(name.to_owned(), id.to_owned());
+            let _ = db.execute(
+                "INSERT OR REPLACE INTO conversations (name, response_id) VALUES (?1, ?2)",
+                [name, id],
+            );
         }
     }
 
     fn get(&self, id: &str) -> Option<Stored> {
-        self.lock().items.get(id).cloned()
+        let guard = self.lock();
+        let db = guard.as_ref()?;
+        let data: String = db
+            .query_row(
+                "SELECT data FROM responses WHERE response_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .ok()?;
+        let _ = db.execute(
+            "UPDATE responses SET accessed_at = ?1 WHERE response_id = ?2",
+            rusqlite::params![stamp(), id],
+        );
+        match serde_json::from_str(&data) {
+            Ok(stored) => Some(stored),
+            Err(_) => {
+                // A row that no longer reads is dropped and reported as missing.
+                let _ = db.execute("DELETE FROM responses WHERE response_id = ?1", [id]);
+                None
+            }
+        }
     }
 
     fn delete(&self, id: &str) -> bool {
-        let mut inner = self.lock();
-        inner.order.retain(|o| o != id);
-        inner.items.remove(id).is_some()
+        let guard = self.lock();
+        let Some(db) = guard.as_ref() else {
+            return false;
+        };
+        let _ = db.execute("DELETE FROM conversations WHERE response_id = ?1", [id]);
+        db.execute("DELETE FROM responses WHERE response_id = ?1", [id])
+            .is_ok_and(|n| n > 0)
     }
 
     fn conversation(&self, name: &str) -> Option<String> {
-        self.lock().conversations.get(name).cloned()
+        self.lock()
+            .as_ref()?
+            .query_row(
+                "SELECT response_id FROM conversations WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .ok()
     }
+}
+
+const SCHEMA: &str = "PRAGMA journal_mode=WAL;
+CREATE TABLE IF NOT EXISTS responses (response_id TEXT PRIMARY KEY, data TEXT NOT NULL, accessed_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL);";
+
+fn stamp() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// A short label for a tool call (its most telling argument).
@@ -309,8 +384,11 @@ pub async fn create(
     } else {
         text
     };
-    let mut output = builder.items.clone();
-    output.push(message_item(&hex_id("msg_", 24), &text, "completed"));
+    let mut output: Vec<Value> = builder.items.iter().map(plain_item).collect();
+    output.push(json!({
+        "type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }));
     let response = json!({
         "id": id,
         "object": "response",
@@ -324,6 +402,25 @@ pub async fn create(
     let mut http = Json(response).into_response();
     http.headers_mut().extend(echo);
     Ok(http)
+}
+
+/// A streamed item as the non-streamed response lists it: no id or status,
+/// a tool's output as plain text.
+fn plain_item(item: &Value) -> Value {
+    let mut out = item.clone();
+    if let Some(map) = out.as_object_mut() {
+        map.remove("id");
+        map.remove("status");
+        if let Some(text) = map
+            .get("output")
+            .and_then(|o| o.pointer("/0/text"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        {
+            map.insert("output".into(), Value::String(text));
+        }
+    }
+    out
 }
 
 fn message_item(id: &str, text: &str, status: &str) -> Value {

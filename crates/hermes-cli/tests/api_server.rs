@@ -1,0 +1,771 @@
+//! `hermes gateway run` as OpenAI clients use it: raw HTTP for the edges
+//! (keys, limits, bad input, disconnects), and real clients nobody here wrote:
+//! the Python `openai` SDK, the Node `openai` SDK and the `llm` CLI (skipped
+//! unless `HERMES_CLIENTS_PYTHON` / `HERMES_OPENAI_NODE` point at them;
+//! `.ci/run` installs them).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hermes_mock::Reply;
+use serde_json::{Value, json};
+use support::*;
+
+const KEY: &str = "test-key-0123456789abcdef";
+
+/// A running gateway over a sandbox; SIGTERM on drop.
+struct Gateway {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn gateway(sb: &Sandbox, extra_config: &str) -> Gateway {
+    let port = free_port();
+    sb.no_retries();
+    sb.add_config(&format!(
+        "platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n{extra_config}"
+    ));
+    let child = sb
+        .command()
+        .args(["gateway", "run"])
+        .env("API_SERVER_KEY", KEY)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let gw = Gateway { child, port };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok((200, _, _)) = http_try(port, "GET", "/health", &[], "") {
+            return gw;
+        }
+        assert!(Instant::now() < deadline, "gateway never answered /health");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Status, lower-cased headers and body of one answer.
+type Answer = (u16, Vec<(String, String)>, String);
+
+/// One HTTP/1.1 request; returns status, lower-cased headers and body.
+fn http_try(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<Answer> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes())?;
+    // A server refusing an oversized body answers and closes before reading it all.
+    let _ = stream.write_all(body.as_bytes());
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect::<Vec<_>>();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    Ok((
+        status,
+        headers,
+        if chunked {
+            dechunk(rest)
+        } else {
+            rest.to_owned()
+        },
+    ))
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || tail.len() < n {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = tail[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+fn auth() -> (&'static str, String) {
+    ("Authorization", format!("Bearer {KEY}"))
+}
+
+fn post(gw: &Gateway, path: &str, body: &Value) -> (u16, Vec<(String, String)>, Value) {
+    let (k, v) = auth();
+    let (status, headers, text) = http_try(
+        gw.port,
+        "POST",
+        path,
+        &[(k, &v), ("Content-Type", "application/json")],
+        &body.to_string(),
+    )
+    .unwrap();
+    (
+        status,
+        headers,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn health_needs_no_key_and_everything_else_does() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    let (status, headers, body) = http_try(gw.port, "GET", "/health", &[], "").unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["status"],
+        "ok"
+    );
+    assert_eq!(header(&headers, "x-content-type-options"), Some("nosniff"));
+    for path in [
+        "/v1/models",
+        "/v1/capabilities",
+        "/health/detailed",
+        "/api/sessions",
+    ] {
+        let (status, _, body) = http_try(gw.port, "GET", path, &[], "").unwrap();
+        assert_eq!(status, 401, "{path}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["error"]["code"], "invalid_api_key");
+        let (status, _, _) = http_try(
+            gw.port,
+            "GET",
+            path,
+            &[("Authorization", "Bearer nope")],
+            "",
+        )
+        .unwrap();
+        assert_eq!(status, 401, "{path}");
+    }
+    let (k, v) = auth();
+    let (status, _, body) = http_try(gw.port, "GET", "/v1/models", &[(k, &v)], "").unwrap();
+    assert_eq!(status, 200);
+    let models: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(models["data"][0]["id"], "hermes-agent");
+    let (status, _, body) = http_try(gw.port, "GET", "/v1/nothing", &[(k, &v)], "").unwrap();
+    assert_eq!(status, 404);
+    assert!(body.contains("\"error\""));
+}
+
+#[test]
+fn bad_input_gets_openai_errors() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    let (k, v) = auth();
+    let path = "/v1/chat/completions";
+    let (status, _, body) = http_try(gw.port, "POST", path, &[(k, &v)], "{not json").unwrap();
+    assert_eq!(status, 400);
+    assert!(body.contains("Invalid JSON in request body"), "{body}");
+    let (status, _, body) = post(&gw, path, &json!({"model": "x"}));
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["message"],
+        "Missing or invalid 'messages' field"
+    );
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    let (status, _, body) = post(
+        &gw,
+        path,
+        &json!({"messages": [{"role": "system", "content": "x"}]}),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["message"],
+        "No user message found in messages"
+    );
+    let (status, _, body) = post(&gw, "/v1/responses", &json!({"model": "x"}));
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["message"], "Missing 'input' field");
+    let (status, _, body) = post(
+        &gw,
+        "/v1/responses",
+        &json!({"input": "x", "previous_response_id": "resp_nope"}),
+    );
+    assert_eq!(status, 404);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("resp_nope")
+    );
+    let big = format!(
+        "{{\"messages\": [{{\"role\": \"user\", \"content\": \"{}\"}}]}}",
+        "x".repeat(10_100_000)
+    );
+    let (status, _, body) = http_try(gw.port, "POST", path, &[(k, &v)], &big).unwrap();
+    assert_eq!(status, 413, "{}", &body[..body.len().min(200)]);
+    // An unknown model name still answers with the configured model, echoed back.
+    sb.mock.push(Reply::text("fine"));
+    let (status, headers, body) = post(
+        &gw,
+        path,
+        &json!({"model": "no-such-model", "messages": [{"role": "user", "content": "hi"}]}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["model"], "no-such-model");
+    assert_eq!(body["choices"][0]["message"]["content"], "fine");
+    assert!(header(&headers, "x-hermes-session-id").is_some_and(|id| id.starts_with("api-")));
+}
+
+#[test]
+fn a_streamed_chat_runs_tools_server_side_and_ends_with_usage_and_done() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    std::fs::write(sb.work_path("notes.txt"), "secret plans\n").unwrap();
+    sb.mock.push(Reply::tool_call(
+        "call_1",
+        "read_file",
+        &json!({"path": sb.work_path("notes.txt")}).to_string(),
+    ));
+    sb.mock.push(Reply::text("The notes say: secret plans"));
+    let (status, headers, body) = post(
+        &gw,
+        "/v1/chat/completions",
+        &json!({"stream": true, "messages": [
+            {"role": "system", "content": "Be terse."},
+            {"role": "user", "content": "what do my notes say?"}
+        ]}),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(header(&headers, "content-type"), Some("text/event-stream"));
+    let text = body.as_str().unwrap().to_owned();
+    let data: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(data[0]["choices"][0]["delta"]["role"], "assistant");
+    let content: String = data
+        .iter()
+        .filter(|c| c["object"] == "chat.completion.chunk")
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "The notes say: secret plans");
+    assert!(text.contains("event: hermes.tool.progress"), "{text}");
+    assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
+    let last = data
+        .iter()
+        .rev()
+        .find(|c| c.get("usage").is_some())
+        .unwrap();
+    assert_eq!(last["choices"][0]["finish_reason"], "stop");
+    // The tool ran here; the model saw its result; the client system text was sent.
+    let requests = sb.requests();
+    let tool = tool_content(messages_with_role(&requests[1], "tool")[0]);
+    assert!(tool.to_string().contains("secret plans"), "{tool}");
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.ends_with("Be terse."), "{system}");
+    // Stored in state.db with source api_server.
+    let db = hermes_state::SessionDb::open_read_only(&sb.home.path().join("state.db")).unwrap();
+    let sessions = db
+        .list_sessions(&hermes_state::ListFilter::default())
+        .unwrap();
+    assert!(
+        sessions.iter().any(|s| s.source == "api_server"),
+        "{sessions:?}"
+    );
+}
+
+#[test]
+fn dangerous_commands_are_refused_with_a_clear_result() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    std::fs::create_dir_all(sb.work_path("build")).unwrap();
+    sb.mock.push(Reply::tool_call(
+        "call_1",
+        "terminal",
+        &json!({"command": format!("rm -rf {}", sb.work_path("build").display())}).to_string(),
+    ));
+    sb.mock.push(Reply::text("could not"));
+    let (status, _, _) = post(
+        &gw,
+        "/v1/chat/completions",
+        &json!({"messages": [{"role": "user", "content": "clean"}]}),
+    );
+    assert_eq!(status, 200);
+    assert!(sb.work_path("build").exists(), "nobody approved it");
+    let result = tool_content(messages_with_role(&sb.requests()[1], "tool")[0]);
+    assert!(
+        result.to_string().to_lowercase().contains("approv")
+            || result.to_string().contains("refused")
+            || result.to_string().contains("denied"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_client_that_disconnects_mid_stream_cancels_its_run() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    sb.mock.push(
+        Reply::text("one two three four five six seven eight")
+            .with_chunk_delay(Duration::from_millis(400)),
+    );
+    let (k, v) = auth();
+    let mut stream = TcpStream::connect(("127.0.0.1", gw.port)).unwrap();
+    let body =
+        json!({"stream": true, "messages": [{"role": "user", "content": "long"}]}).to_string();
+    write!(
+        stream,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n{k}: {v}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut first = [0u8; 64];
+    let _ = stream.read(&mut first).unwrap();
+    drop(stream);
+    // The run stops: the gateway reports no run in flight shortly after.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (_, _, detail) = http_try(gw.port, "GET", "/health/detailed", &[(k, &v)], "").unwrap();
+        let detail: Value = serde_json::from_str(&detail).unwrap();
+        if detail["active_runs"] == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run kept going: {detail}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The session is consistent: the next request on the same conversation works.
+    sb.mock.push(Reply::text("still here"));
+    let (status, _, body) = post(
+        &gw,
+        "/v1/chat/completions",
+        &json!({"messages": [{"role": "user", "content": "long"}]}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["choices"][0]["message"]["content"], "still here");
+}
+
+#[test]
+fn runs_past_the_cap_get_429() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "gateway:\n  api_server:\n    max_concurrent_runs: 1\n");
+    sb.mock
+        .push(Reply::text("slow answer").with_delay(Duration::from_millis(1500)));
+    let port = gw.port;
+    let slow = std::thread::spawn(move || {
+        let (k, v) = auth();
+        let body = json!({"messages": [{"role": "user", "content": "slow"}]}).to_string();
+        http_try(port, "POST", "/v1/chat/completions", &[(k, &v)], &body).unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let (status, headers, body) = post(
+        &gw,
+        "/v1/chat/completions",
+        &json!({"messages": [{"role": "user", "content": "fast"}]}),
+    );
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["error"]["type"], "rate_limit_error");
+    assert_eq!(header(&headers, "retry-after"), Some("1"));
+    assert_eq!(slow.join().unwrap().0, 200);
+}
+
+#[test]
+fn cors_allows_configured_origins_only() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "      cors_origins: [\"http://app.example\"]\n");
+    let (k, v) = auth();
+    let evil = [(k, v.as_str()), ("Origin", "http://evil.example")];
+    let (status, headers, body) = http_try(gw.port, "GET", "/v1/models", &evil, "").unwrap();
+    assert_eq!((status, body.as_str()), (403, ""));
+    assert!(header(&headers, "access-control-allow-origin").is_none());
+    let app = [("Origin", "http://app.example")];
+    let (status, headers, _) =
+        http_try(gw.port, "OPTIONS", "/v1/chat/completions", &app, "").unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(
+        header(&headers, "access-control-allow-origin"),
+        Some("http://app.example")
+    );
+    let app = [(k, v.as_str()), ("Origin", "http://app.example")];
+    let (status, headers, _) = http_try(gw.port, "GET", "/v1/models", &app, "").unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(
+        header(&headers, "access-control-allow-origin"),
+        Some("http://app.example")
+    );
+    assert_eq!(header(&headers, "x-frame-options"), Some("DENY"));
+}
+
+fn wait_healthy(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while http_try(port, "GET", "/health", &[], "").map_or(0, |a| a.0) != 200 {
+        assert!(Instant::now() < deadline, "gateway never answered /health");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn stored_responses_survive_a_restart() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    sb.mock.push(Reply::text("kept"));
+    let (status, _, first) = post(&gw, "/v1/responses", &json!({"input": "keep this"}));
+    assert_eq!(status, 200, "{first}");
+    let id = first["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        first["output"].as_array().unwrap().last().unwrap()["content"][0]["text"],
+        "kept"
+    );
+    let port = gw.port;
+    drop(gw);
+    // Same home, a new process on the same port.
+    let child = sb
+        .command()
+        .args(["gateway", "run"])
+        .env("API_SERVER_KEY", KEY)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let gw = Gateway { child, port };
+    wait_healthy(port);
+    let (k, v) = auth();
+    let (status, _, body) = http_try(
+        gw.port,
+        "GET",
+        &format!("/v1/responses/{id}"),
+        &[(k, &v)],
+        "",
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    sb.mock.push(Reply::text("chained"));
+    let (status, _, second) = post(
+        &gw,
+        "/v1/responses",
+        &json!({"input": "more", "previous_response_id": id}),
+    );
+    assert_eq!(status, 200, "{second}");
+    let last = sb.requests().pop().unwrap();
+    assert!(last.to_string().contains("keep this"), "{last}");
+}
+
+#[test]
+fn a_weak_key_refuses_to_start_and_says_how_to_fix_it() {
+    let sb = Sandbox::start();
+    sb.add_config("platforms:\n  api_server:\n    enabled: true\n");
+    let out = sb
+        .command()
+        .args(["gateway", "run"])
+        .env("API_SERVER_KEY", "changeme")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("openssl rand -hex 32"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sb.command().args(["gateway", "status"]).output().unwrap();
+    assert!(stdout(&out).contains("not running"), "{}", stdout(&out));
+}
+
+#[test]
+fn api_sessions_list_get_messages_fork_chat_delete() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    let (status, _, created) = post(&gw, "/api/sessions", &json!({"id": "s-1", "title": "Mine"}));
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["session"]["id"], "s-1");
+    sb.mock.push(Reply::text("hello from s-1"));
+    let (status, headers, chat) = post(&gw, "/api/sessions/s-1/chat", &json!({"message": "hi"}));
+    assert_eq!(status, 200, "{chat}");
+    assert_eq!(chat["message"]["content"], "hello from s-1");
+    assert_eq!(header(&headers, "x-hermes-session-id"), Some("s-1"));
+    let (k, v) = auth();
+    let (_, _, messages) =
+        http_try(gw.port, "GET", "/api/sessions/s-1/messages", &[(k, &v)], "").unwrap();
+    let messages: Value = serde_json::from_str(&messages).unwrap();
+    let roles: Vec<&str> = messages["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    let (status, _, fork) = post(&gw, "/api/sessions/s-1/fork", &json!({"id": "s-2"}));
+    assert_eq!(status, 201, "{fork}");
+    assert_eq!(fork["session"]["parent_session_id"], "s-1");
+    assert_eq!(fork["session"]["message_count"], 2);
+    let (_, _, list) = http_try(
+        gw.port,
+        "GET",
+        "/api/sessions?include_children=true",
+        &[(k, &v)],
+        "",
+    )
+    .unwrap();
+    assert!(
+        list.contains("\"s-1\"") && list.contains("\"s-2\""),
+        "{list}"
+    );
+    // A second turn on s-1 carries the first.
+    sb.mock.push(Reply::text("again"));
+    post(&gw, "/api/sessions/s-1/chat", &json!({"message": "more"}));
+    let last = sb.requests().pop().unwrap();
+    assert_eq!(messages_with_role(&last, "user").len(), 2);
+    let (status, _, deleted) =
+        http_try(gw.port, "DELETE", "/api/sessions/s-2", &[(k, &v)], "").unwrap();
+    assert_eq!(status, 200, "{deleted}");
+    let (status, _, _) = http_try(gw.port, "GET", "/api/sessions/s-2", &[(k, &v)], "").unwrap();
+    assert_eq!(status, 404);
+}
+
+fn clients_python() -> Option<PathBuf> {
+    std::env::var_os("HERMES_CLIENTS_PYTHON").map(PathBuf::from)
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn steps(stdout: &str) -> Vec<(String, Value)> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| {
+            (
+                v["step"].as_str().unwrap_or("").to_owned(),
+                v["result"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn step<'a>(all: &'a [(String, Value)], name: &str) -> &'a Value {
+    &all.iter()
+        .find(|(s, _)| s == name)
+        .unwrap_or_else(|| panic!("no {name} in {all:?}"))
+        .1
+}
+
+#[test]
+fn the_python_openai_sdk_chats_streams_and_uses_responses() {
+    let Some(python) = clients_python() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    sb.mock.push_all([
+        Reply::text("answer one"),
+        Reply::text("streamed answer"),
+        Reply::text("remembered"),
+        Reply::text("continued"),
+        Reply::text("resp one"),
+        Reply::text("resp two"),
+        Reply::text("resp streamed"),
+    ]);
+    let out = Command::new(python)
+        .arg(fixture("openai_client.py"))
+        .arg(format!("http://127.0.0.1:{}/v1", gw.port))
+        .arg(KEY)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all = steps(&stdout);
+    assert_eq!(step(&all, "models"), &json!(["hermes-agent"]));
+    assert_eq!(step(&all, "chat")["content"], "answer one");
+    assert_eq!(step(&all, "chat")["finish"], "stop");
+    assert_eq!(step(&all, "chat_stream")["content"], "streamed answer");
+    assert_eq!(step(&all, "chat_stream")["finish"], "stop");
+    let session = step(&all, "session_headers");
+    assert_eq!(session["key"], "agent:main:sdk:dm:7");
+    assert!(session["id"].as_str().unwrap().starts_with("api-"));
+    assert_eq!(step(&all, "session_continue"), "continued");
+    // The continued request carried the stored conversation.
+    let requests = sb.requests();
+    let continued = requests
+        .iter()
+        .find(|r| r.to_string().contains("and now?"))
+        .unwrap();
+    assert!(continued.to_string().contains("remember me"), "{continued}");
+    assert_eq!(step(&all, "responses")["text"], "resp one");
+    assert_eq!(step(&all, "responses_chain")["text"], "resp two");
+    let chained = requests
+        .iter()
+        .find(|r| r.to_string().contains("responses two"))
+        .unwrap();
+    assert!(chained.to_string().contains("responses one"), "{chained}");
+    assert_eq!(step(&all, "responses_get")["text"], "resp one");
+    let streamed = step(&all, "responses_stream");
+    assert_eq!(streamed["text"], "resp streamed");
+    let kinds: Vec<&str> = streamed["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"response.created"));
+    assert_eq!(kinds.last(), Some(&"response.completed"));
+    assert!(kinds.contains(&"response.output_text.delta"));
+    assert_eq!(step(&all, "responses_gone"), "NotFoundError");
+    assert_eq!(step(&all, "bad_key")["status"], 401);
+}
+
+#[test]
+fn the_node_openai_sdk_accumulates_the_stream_strictly() {
+    let Some(modules) = std::env::var_os("HERMES_OPENAI_NODE").map(PathBuf::from) else {
+        return;
+    };
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    sb.mock.push_all([
+        Reply::text("node one"),
+        Reply::text("node two"),
+        Reply::text("node three"),
+    ]);
+    // ES modules resolve packages next to the script, so run it from a
+    // directory whose node_modules is the installed one.
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
+    std::fs::copy(
+        fixture("openai_node_client.mjs"),
+        dir.path().join("client.mjs"),
+    )
+    .unwrap();
+    let out = Command::new("node")
+        .arg(dir.path().join("client.mjs"))
+        .arg(format!("http://127.0.0.1:{}/v1", gw.port))
+        .arg(KEY)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all = steps(&stdout);
+    assert_eq!(step(&all, "chat"), "node one");
+    assert_eq!(step(&all, "chat_stream"), "node two");
+    assert_eq!(
+        step(&all, "chat_stream_helper"),
+        &json!({"content": "node three", "finish": "stop"})
+    );
+}
+
+#[test]
+fn the_llm_cli_talks_to_it_over_chat_and_responses() {
+    let Some(python) = clients_python() else {
+        return;
+    };
+    let llm = python.with_file_name("llm");
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    let user_path = tempfile::tempdir().unwrap();
+    let models = |responses: bool| {
+        format!(
+            "- model_id: peer\n  model_name: hermes-agent\n  api_base: \"http://127.0.0.1:{}/v1\"\n  api_key_name: peer\n  can_stream: true\n{}",
+            gw.port,
+            if responses { "  responses: true\n" } else { "" }
+        )
+    };
+    let run = |args: &[&str]| {
+        Command::new(&llm)
+            .args(args)
+            .env("LLM_USER_PATH", user_path.path())
+            .output()
+            .unwrap()
+    };
+    std::fs::write(
+        user_path.path().join("extra-openai-models.yaml"),
+        models(false),
+    )
+    .unwrap();
+    assert!(
+        run(&["keys", "set", "peer", "--value", KEY])
+            .status
+            .success()
+    );
+    sb.mock
+        .push_all([Reply::text("streamed by llm"), Reply::text("not streamed")]);
+    let out = run(&["-m", "peer", "hi there"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "streamed by llm"
+    );
+    let out = run(&["-m", "peer", "--no-stream", "again"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "not streamed");
+    std::fs::write(
+        user_path.path().join("extra-openai-models.yaml"),
+        models(true),
+    )
+    .unwrap();
+    sb.mock.push(Reply::text("via responses"));
+    let out = run(&["-m", "peer", "responses please"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "via responses");
+}
