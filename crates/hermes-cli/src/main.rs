@@ -35,10 +35,19 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // One thread starts fastest for the terminal; the gateway serves many
+    // conversations at once and uses every core.
+    let serving = matches!(cli.command, Some(args::Command::Gateway(_)));
+    let built = if serving {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    };
+    let runtime = match built {
         Ok(rt) => rt,
         Err(e) => return chat::fail(&anyhow::anyhow!("cannot start the async runtime: {e}")),
     };

@@ -1,0 +1,182 @@
+//! Load benchmark of the API server (`hermes gateway run`, release build).
+//!
+//! `cargo bench -p hermes-cli --bench api_server_load [-- CLIENTS SECONDS]`
+//! (default 200 clients for 10 s) prints:
+//! - how long after exec `/health` first answers, and the gateway's RSS then;
+//! - CLIENTS concurrent clients, each sending streamed chat completions back to
+//!   back (a new conversation each time, so every request is a full agent run
+//!   with its state.db session) against the mock provider: requests/s,
+//!   latency p50/p99, errors, and the gateway's peak RSS.
+//!
+//! Goals (issue 17): ≥ 500 requests/s sustained, p99 ≤ 1 s, ≤ 100 MiB peak RSS,
+//! no errors; `/health` ready ≤ 20 ms after exec at ≤ 15 MiB.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use hermes_mock::{MockServer, Reply};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hermes");
+const KEY: &str = "bench-key-0123456789abcdef";
+
+fn kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// One request over a fresh connection; `Ok` when the stream ended with `[DONE]`.
+fn request(port: u16, method: &str, path: &str, body: &str) -> Result<String, String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .map_err(|e| e.to_string())?;
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).map_err(|e| e.to_string())?;
+    if !raw.starts_with("HTTP/1.1 200") {
+        return Err(raw.lines().next().unwrap_or("no answer").to_owned());
+    }
+    Ok(raw)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let clients: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(200);
+    let seconds: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
+
+    let mock = MockServer::start();
+    mock.forget_bodies();
+    mock.respond_with(|_| Some(Reply::text("A short streamed answer from the mock model.")));
+    let home = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\nagent:\n  api_max_retries: 1\n\
+             platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n\
+             gateway:\n  api_server:\n    max_concurrent_runs: 0\n",
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+
+    let started = Instant::now();
+    let mut child = Command::new(BIN)
+        .args(["gateway", "run"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("HERMES_HOME", home.path())
+        .env("API_SERVER_KEY", KEY)
+        .current_dir(home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let ready = loop {
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = write!(
+                s,
+                "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            );
+            let mut answer = String::new();
+            if s.read_to_string(&mut answer).is_ok() && answer.starts_with("HTTP/1.1 200") {
+                break started.elapsed();
+            }
+        }
+        std::thread::sleep(Duration::from_micros(250));
+        assert!(started.elapsed() < Duration::from_secs(20), "no /health");
+    };
+    println!(
+        "api  /health ready after exec      {ready:>10.2?}  RSS {} KiB",
+        kib(pid, "VmRSS:")
+    );
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let errors = Arc::new(AtomicUsize::new(0));
+    let first_error = Arc::new(std::sync::Mutex::new(None::<String>));
+    let load_started = Instant::now();
+    let workers: Vec<_> = (0..clients)
+        .map(|c| {
+            let (stop, errors, first_error) = (stop.clone(), errors.clone(), first_error.clone());
+            std::thread::spawn(move || {
+                let mut latencies = Vec::new();
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    n += 1;
+                    let body = format!(
+                        "{{\"stream\": true, \"messages\": [{{\"role\": \"user\", \"content\": \"client {c} request {n}\"}}]}}"
+                    );
+                    let t = Instant::now();
+                    match request(port, "POST", "/v1/chat/completions", &body) {
+                        Ok(raw) if raw.contains("data: [DONE]") => latencies.push(t.elapsed()),
+                        Ok(raw) => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                            first_error.lock().unwrap().get_or_insert(raw.chars().take(300).collect());
+                        }
+                        Err(e) => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                            first_error.lock().unwrap().get_or_insert(e);
+                        }
+                    }
+                }
+                latencies
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(seconds));
+    stop.store(true, Ordering::Relaxed);
+    let mut latencies: Vec<Duration> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    let wall = load_started.elapsed();
+    latencies.sort();
+    let peak = kib(pid, "VmHWM:");
+    println!(
+        "api  {clients} concurrent streamed chats for {wall:.1?}: {} ok, {:.0} requests/s, p50 {:.2?}, p99 {:.2?}, errors {}",
+        latencies.len(),
+        latencies.len() as f64 / wall.as_secs_f64(),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        errors.load(Ordering::Relaxed)
+    );
+    println!("api  gateway peak RSS {} KiB", peak);
+    if let Some(e) = first_error.lock().unwrap().as_ref() {
+        println!("api  first error: {e}");
+    }
+    let _ = Command::new("kill").arg(pid.to_string()).status();
+    let _ = child.wait();
+}
