@@ -305,7 +305,7 @@ pub async fn fork(
         }
         db.create_session(&NewSession {
             id: fork_id.clone(),
-            source: parent.source.clone(),
+            source: "api_server".into(),
             model: parent.model.clone(),
             system_prompt: parent.system_prompt.clone(),
             parent_session_id: Some(id.clone()),
@@ -328,10 +328,16 @@ pub async fn fork(
             db.append_message(&fork_id, message, &extra)
                 .map_err(db_error)?;
         }
-        if let Some(title) = title {
-            db.set_title(&fork_id, &title)
-                .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        }
+        // The source ends as branched; the fork is titled in its lineage.
+        db.end_session(&id, "branched").map_err(db_error)?;
+        let title = match title {
+            Some(t) => t,
+            None => db
+                .next_title_in_lineage(parent.title.as_deref().unwrap_or("fork"))
+                .map_err(db_error)?,
+        };
+        db.set_title(&fork_id, &title)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
         db.get_session(&fork_id)
             .map_err(db_error)?
             .ok_or_else(|| not_found(&fork_id))
@@ -421,9 +427,11 @@ pub async fn chat(
     Ok(response)
 }
 
-/// `POST /api/sessions/{id}/chat/stream`: the same turn as server-sent events
-/// (`message.delta`, `tool.started`, `tool.completed`, then `message.completed`
-/// or `error`, then `done`).
+/// `POST /api/sessions/{id}/chat/stream`: the same turn as server-sent events,
+/// named as the reference names them: `run.started`, `message.started`,
+/// `assistant.delta`, `tool.started`/`tool.completed`, `assistant.completed`,
+/// `run.completed` (or `error`), then `done`; each payload carries
+/// `session_id`, `run_id`, `seq` and `ts`.
 pub async fn chat_stream(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -432,48 +440,88 @@ pub async fn chat_stream(
 ) -> Result<Response, ApiError> {
     let session = session_headers(&headers)?;
     let request = prepare(&state, &id, body).await?;
+    let input = request.input.clone();
     let permit = admit(&state)?;
     let mut events = start(&state, request, permit);
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let session_id = id.clone();
     tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            let (kind, data, last) = match event {
-                RunEvent::Delta(text) => ("message.delta", json!({"delta": text}), false),
-                RunEvent::ToolStarted {
-                    id,
-                    name,
-                    arguments,
-                } => (
-                    "tool.started",
-                    json!({"tool_call_id": id, "name": name, "arguments": arguments}),
-                    false,
-                ),
-                RunEvent::ToolFinished { id, name, .. } => (
-                    "tool.completed",
-                    json!({"tool_call_id": id, "name": name}),
-                    false,
-                ),
-                RunEvent::Done { text, usage } => (
-                    "message.completed",
-                    json!({"session_id": session_id, "message": {"role": "assistant", "content": text}, "usage": usage_json(&usage)}),
-                    true,
-                ),
-                RunEvent::Failed(message) => (
-                    "error",
-                    json!({"message": hermes_llm::redact::redact_secrets(&message)}),
-                    true,
-                ),
-            };
-            if tx
-                .send(sse::frame(Some(kind), &data.to_string()))
-                .await
-                .is_err()
-            {
+        let run_id = format!("run_{}", uuid::Uuid::new_v4().simple());
+        let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+        let mut seq = 0u64;
+        let mut frame = |kind: &str, mut data: Value| {
+            seq += 1;
+            if let Some(map) = data.as_object_mut() {
+                map.entry("session_id").or_insert_with(|| json!(session_id));
+                map.insert("run_id".into(), json!(run_id));
+                map.insert("seq".into(), json!(seq));
+                map.insert("ts".into(), json!(now()));
+            }
+            sse::frame(Some(kind), &data.to_string())
+        };
+        let opening = [
+            frame(
+                "run.started",
+                json!({"user_message": {"role": "user", "content": input}}),
+            ),
+            frame(
+                "message.started",
+                json!({"message": {"id": message_id, "role": "assistant"}}),
+            ),
+        ];
+        for f in opening {
+            if tx.send(f).await.is_err() {
                 return;
             }
+        }
+        while let Some(event) = events.recv().await {
+            let mut out = Vec::new();
+            let mut last = false;
+            match event {
+                RunEvent::Delta(text) => out.push(frame(
+                    "assistant.delta",
+                    json!({"message_id": message_id, "delta": text}),
+                )),
+                RunEvent::ToolStarted { name, arguments, .. } => out.push(frame(
+                    "tool.started",
+                    json!({"message_id": message_id, "tool_name": name,
+                           "preview": super::responses::tool_label(&name, &arguments), "args": arguments}),
+                )),
+                RunEvent::ToolFinished { name, .. } => out.push(frame(
+                    "tool.completed",
+                    json!({"message_id": message_id, "tool_name": name}),
+                )),
+                RunEvent::Done { text, usage } => {
+                    out.push(frame(
+                        "assistant.completed",
+                        json!({"message_id": message_id, "content": text, "completed": true,
+                               "partial": false, "interrupted": false}),
+                    ));
+                    out.push(frame(
+                        "run.completed",
+                        json!({"message_id": message_id, "completed": true,
+                               "messages": [{"role": "assistant", "content": text}],
+                               "usage": usage_json(&usage)}),
+                    ));
+                    last = true;
+                }
+                RunEvent::Failed(message) => {
+                    out.push(frame(
+                        "error",
+                        json!({"message": hermes_llm::redact::redact_secrets(&message)}),
+                    ));
+                    last = true;
+                }
+            }
             if last {
-                let _ = tx.send(sse::frame(Some("done"), "{}")).await;
+                out.push(sse::frame(Some("done"), "{}"));
+            }
+            for f in out {
+                if tx.send(f).await.is_err() {
+                    return;
+                }
+            }
+            if last {
                 return;
             }
         }
