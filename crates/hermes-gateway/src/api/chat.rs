@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::errors::ApiError;
 use super::run::{RunEvent, RunRequest, admit, start};
-use super::{AppState, read_body, sse};
+use super::{AppState, hex_id, read_body, sse, unix_now};
 
 /// The session headers a request carried, checked.
 #[derive(Debug, Default, Clone)]
@@ -117,17 +117,6 @@ pub fn stored_history(state: &AppState, session_id: &str) -> Vec<Message> {
         .store()
         .and_then(|store| store.conversation(session_id).ok())
         .unwrap_or_default()
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-fn short_id(prefix: &str, len: usize) -> String {
-    let hex = uuid::Uuid::new_v4().simple().to_string();
-    format!("{prefix}{}", &hex[..len.min(hex.len())])
 }
 
 /// OpenAI usage from ours.
@@ -248,8 +237,8 @@ pub async fn completions(
     let permit = admit(&state)?;
     let session_id = request.run.session_id.clone();
     let echo = echo_headers(&session_id, session.key.as_deref());
-    let id = short_id("chatcmpl-", 29);
-    let created = now();
+    let id = hex_id("chatcmpl-", 29);
+    let created = unix_now();
     let events = start(&state, request.run, permit);
     if request.stream {
         return Ok(stream(events, id, created, request.model, echo));
@@ -386,4 +375,59 @@ fn stream(
         }
     });
     sse::response(rx, echo)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn derived_ids_follow_the_conversation_not_the_turn() {
+        let a = derived_session_id(Some("sys"), "first");
+        assert_eq!(a, derived_session_id(Some("sys"), "first"));
+        assert_ne!(a, derived_session_id(None, "first"));
+        assert!(a.starts_with("api-") && a.len() == 20, "{a}");
+    }
+
+    #[test]
+    fn content_parts_keep_their_text() {
+        let parts = json!([
+            {"type": "text", "text": "a"},
+            {"type": "image_url", "image_url": {"url": "http://x/i.png"}},
+            {"type": "input_text", "text": "b"}
+        ]);
+        assert_eq!(content_text(&parts), "a\nb");
+        assert_eq!(content_text(&json!("plain")), "plain");
+        assert_eq!(content_text(&Value::Null), "");
+    }
+
+    #[test]
+    fn session_headers_are_checked() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-hermes-session-id", HeaderValue::from_static("../etc"));
+        assert_eq!(
+            session_headers(&headers).unwrap_err().message,
+            "Invalid session ID"
+        );
+        headers.insert("x-hermes-session-id", HeaderValue::from_static("c:evil"));
+        assert!(session_headers(&headers).is_err());
+        headers.insert("x-hermes-session-id", HeaderValue::from_static("api-1"));
+        headers.insert(
+            "x-hermes-session-key",
+            HeaderValue::from_static("agent:main:x"),
+        );
+        let ok = session_headers(&headers).unwrap();
+        assert_eq!(ok.id.as_deref(), Some("api-1"));
+        assert_eq!(ok.key.as_deref(), Some("agent:main:x"));
+        let long = "k".repeat(300);
+        headers.insert(
+            "x-hermes-session-key",
+            HeaderValue::from_str(&long).unwrap(),
+        );
+        assert_eq!(
+            session_headers(&headers).unwrap_err().message,
+            "Session key too long"
+        );
+    }
 }

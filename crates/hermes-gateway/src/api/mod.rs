@@ -253,6 +253,26 @@ fn cors_headers(allowed: &[String], origin: &HeaderValue, headers: &mut HeaderMa
     headers.insert("access-control-max-age", HeaderValue::from_static("600"));
 }
 
+/// Seconds since the Unix epoch.
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The same with a fraction (as state.db stores times).
+pub(crate) fn unix_now_f64() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `prefix` and `len` random hex digits (`chatcmpl-…`, `resp_…`, `msg_…`).
+pub(crate) fn hex_id(prefix: &str, len: usize) -> String {
+    let hex = uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}{}", &hex[..len.min(hex.len())])
+}
+
 /// Reads a JSON object body, with OpenAI-shaped errors for what is wrong.
 pub(crate) fn read_body(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,

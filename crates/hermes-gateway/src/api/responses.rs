@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use super::chat::{content_text, echo_headers, session_headers};
 use super::errors::ApiError;
 use super::run::{RunEvent, RunRequest, admit, start};
-use super::{AppState, read_body, sse};
+use super::{AppState, hex_id, read_body, sse, unix_now, unix_now_f64};
 
 /// Stored responses kept (oldest dropped first), as the reference keeps.
 const MAX_STORED: usize = 100;
@@ -79,7 +79,7 @@ impl Store {
         let Some(db) = guard.as_ref() else { return };
         let _ = db.execute(
             "INSERT OR REPLACE INTO responses (response_id, data, accessed_at) VALUES (?1, ?2, ?3)",
-            rusqlite::params![id, data, stamp()],
+            rusqlite::params![id, data, unix_now_f64()],
         );
         let _ = db.execute(
             "DELETE FROM responses WHERE response_id NOT IN \
@@ -110,7 +110,7 @@ impl Store {
             .ok()?;
         let _ = db.execute(
             "UPDATE responses SET accessed_at = ?1 WHERE response_id = ?2",
-            rusqlite::params![stamp(), id],
+            rusqlite::params![unix_now_f64(), id],
         );
         match serde_json::from_str(&data) {
             Ok(stored) => Some(stored),
@@ -148,12 +148,6 @@ const SCHEMA: &str = "PRAGMA journal_mode=WAL;
 CREATE TABLE IF NOT EXISTS responses (response_id TEXT PRIMARY KEY, data TEXT NOT NULL, accessed_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL);";
 
-fn stamp() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 /// A short label for a tool call (its most telling argument).
 pub fn tool_label(name: &str, arguments: &str) -> String {
     let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
@@ -167,17 +161,6 @@ pub fn tool_label(name: &str, arguments: &str) -> String {
         }
         None => name.to_owned(),
     }
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-fn hex_id(prefix: &str, len: usize) -> String {
-    let hex = uuid::Uuid::new_v4().simple().to_string();
-    format!("{prefix}{}", &hex[..len.min(hex.len())])
 }
 
 fn usage_json(usage: &Usage) -> Value {
@@ -393,7 +376,7 @@ pub async fn create(
         "id": id,
         "object": "response",
         "status": "completed",
-        "created_at": now(),
+        "created_at": unix_now(),
         "model": parsed.model,
         "output": output,
         "usage": usage_json(&usage),
@@ -479,12 +462,12 @@ impl Output {
                     .remove(&id)
                     .map_or_else(|| "{}".to_owned(), |(_, a)| a);
                 let call = json!({
-                    "id": format!("fc_{}", &uuid::Uuid::new_v4().simple().to_string()[..24]),
+                    "id": hex_id("fc_", 24),
                     "type": "function_call", "status": "completed",
                     "call_id": id, "name": name, "arguments": arguments,
                 });
                 let output = json!({
-                    "id": format!("fco_{}", &uuid::Uuid::new_v4().simple().to_string()[..24]),
+                    "id": hex_id("fco_", 24),
                     "type": "function_call_output", "status": "completed",
                     "call_id": id, "output": [{"type": "input_text", "text": result}],
                 });
@@ -508,7 +491,7 @@ fn stream(
 ) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
-        let created = now();
+        let created = unix_now();
         let mut seq = 0u64;
         let mut emit = |kind: &str, mut data: Value| {
             data["type"] = json!(kind);

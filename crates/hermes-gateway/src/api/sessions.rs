@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use super::chat::{collect, echo_headers, session_headers, stored_history, usage_json};
 use super::errors::ApiError;
 use super::run::{RunEvent, RunRequest, admit, start};
-use super::{AppState, read_body, sse};
+use super::{AppState, read_body, sse, unix_now_f64};
 
 fn unavailable() -> ApiError {
     let mut e = ApiError::server("Session database unavailable");
@@ -55,6 +55,11 @@ fn session_json(row: &SessionRow) -> Value {
         "has_system_prompt": row.system_prompt.as_deref().is_some_and(|p| !p.is_empty()),
         "has_model_config": row.model_config.as_deref().is_some_and(|c| !c.is_empty()),
     })
+}
+
+/// The reference's default id for sessions made over this API.
+fn new_session_id() -> String {
+    super::hex_id(&format!("api_{}_", super::unix_now()), 8)
 }
 
 fn valid_id(id: &str) -> Result<(), ApiError> {
@@ -136,13 +141,7 @@ pub async fn create(
         .and_then(Value::as_str)
         .map(str::trim)
         .map(str::to_owned)
-        .unwrap_or_else(|| {
-            format!(
-                "api_{}_{}",
-                now() as u64,
-                &uuid::Uuid::new_v4().simple().to_string()[..8]
-            )
-        });
+        .unwrap_or_else(new_session_id);
     valid_id(&id)?;
     let system_prompt = match body.get("system_prompt") {
         None | Some(Value::Null) => None,
@@ -173,7 +172,7 @@ pub async fn create(
             model: Some(model),
             system_prompt,
             cwd: Some(cwd),
-            started_at: now(),
+            started_at: unix_now_f64(),
             ..NewSession::default()
         })
         .map_err(db_error)?;
@@ -191,12 +190,6 @@ pub async fn create(
         Json(json!({"object": "hermes.session", "session": session_json(&row)})),
     )
         .into_response())
-}
-
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// `GET /api/sessions/{id}`.
@@ -283,13 +276,7 @@ pub async fn fork(
         .and_then(Value::as_str)
         .map(str::trim)
         .map(str::to_owned)
-        .unwrap_or_else(|| {
-            format!(
-                "api_{}_{}",
-                now() as u64,
-                &uuid::Uuid::new_v4().simple().to_string()[..8]
-            )
-        });
+        .unwrap_or_else(new_session_id);
     valid_id(&fork_id)?;
     let title = body.get("title").and_then(Value::as_str).map(str::to_owned);
     let row = with_db(&state, move |db| {
@@ -310,7 +297,7 @@ pub async fn fork(
             system_prompt: parent.system_prompt.clone(),
             parent_session_id: Some(id.clone()),
             cwd: parent.cwd.clone(),
-            started_at: now(),
+            started_at: unix_now_f64(),
             ..NewSession::default()
         })
         .map_err(db_error)?;
@@ -322,7 +309,7 @@ pub async fn fork(
             .collect();
         for (i, message) in db.conversation(&id).map_err(db_error)?.iter().enumerate() {
             let extra = hermes_state::MessageExtra {
-                timestamp: stamps.get(i).copied().unwrap_or_else(now),
+                timestamp: stamps.get(i).copied().unwrap_or_else(unix_now_f64),
                 ..hermes_state::MessageExtra::default()
             };
             db.append_message(&fork_id, message, &extra)
@@ -455,7 +442,7 @@ pub async fn chat_stream(
                 map.entry("session_id").or_insert_with(|| json!(session_id));
                 map.insert("run_id".into(), json!(run_id));
                 map.insert("seq".into(), json!(seq));
-                map.insert("ts".into(), json!(now()));
+                map.insert("ts".into(), json!(unix_now_f64()));
             }
             sse::frame(Some(kind), &data.to_string())
         };
