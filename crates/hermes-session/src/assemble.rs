@@ -117,6 +117,7 @@ pub(crate) async fn assemble(
             ignore_rules: spec.ignore_rules,
             memory_block,
             platform: &spec.source,
+            skills_problem: services.bundled_skills_synced(),
         });
         notices.extend(warnings.into_iter().map(Notice::Warning));
         text
@@ -152,8 +153,10 @@ pub(crate) async fn assemble(
                 .map(|s| s.session_id.clone())
                 .unwrap_or_default();
             let row = db.session(&seed).map_err(|e| SessionError::Store(e.0))?;
-            db.reopen_session(&seed)
-                .map_err(|e| SessionError::Store(e.0))?;
+            if row.as_ref().is_some_and(|r| r.ended_at.is_some()) {
+                db.reopen_session(&seed)
+                    .map_err(|e| SessionError::Store(e.0))?;
+            }
             let prompt = row
                 .and_then(|r| r.system_prompt)
                 .unwrap_or_else(&mut new_prompt);

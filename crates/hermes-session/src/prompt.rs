@@ -27,6 +27,9 @@ pub struct PromptContext<'a> {
     pub memory_block: Option<String>,
     /// The platform the session runs on (`cli`, `api_server`, `telegram` …).
     pub platform: &'a str,
+    /// Why the bundled skills could not be seeded (the caller seeds them,
+    /// once per process).
+    pub skills_problem: Option<String>,
 }
 
 /// Builds the prompt; the second value lists blocked or truncated files and
@@ -39,9 +42,8 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> (String, Vec<String>) {
     // The index is offered only when the model can load what it lists.
     let mut warnings = Vec::new();
     let skills = if ctx.tools.iter().any(|t| t == "skill_view") {
-        let (index, problem) = skills_index(ctx.home);
-        warnings.extend(problem);
-        index
+        warnings.extend(ctx.skills_problem.clone());
+        discover_skills(ctx.home)
     } else {
         Vec::new()
     };
@@ -64,17 +66,13 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> (String, Vec<String>) {
     (built.text, warnings)
 }
 
-/// Installed skills as (name, description), from `$HERMES_HOME/skills/`.
-/// The bundled skills are seeded first, so a fresh home starts with them; a
-/// failure to seed them is the second value.
-pub fn skills_index(home: &HermesHome) -> (Vec<(String, String)>, Option<String>) {
-    let problem = crate::bundled_skills::sync(home).err();
-    let index = hermes_state::skills::SkillStore::for_home(home.root())
+/// Installed skills as (name, description), as they are on disk now.
+fn discover_skills(home: &HermesHome) -> Vec<(String, String)> {
+    hermes_state::skills::SkillStore::for_home(home.root())
         .discover()
         .into_iter()
         .map(|s| (s.name, s.description))
-        .collect();
-    (index, problem)
+        .collect()
 }
 
 /// The kernel release on Linux; elsewhere the OS name alone is enough.

@@ -33,6 +33,8 @@ struct Inner {
     providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
     store: Result<Arc<dyn SessionStore>, String>,
     /// The MCP servers (connected on first use; `None` when none is configured).
+    /// Whether the bundled skills were seeded this process (and why not).
+    bundled_skills: OnceLock<Option<String>>,
     /// Outer `None`: not started yet; inner `None`: no server configured.
     mcp: Mutex<Option<Option<hermes_mcp::McpHub>>>,
 }
@@ -77,6 +79,7 @@ impl Services {
                 http: OnceLock::new(),
                 providers: Mutex::new(HashMap::new()),
                 store,
+                bundled_skills: OnceLock::new(),
                 mcp: Mutex::new(None),
             }),
         }
@@ -100,6 +103,15 @@ impl Services {
                 self.inner.setup.home.state_db().display()
             )
         })
+    }
+
+    /// Seeds the bundled skills into the home once per process (a gateway
+    /// starts many sessions); returns why that failed, if it did.
+    pub fn bundled_skills_synced(&self) -> Option<String> {
+        self.inner
+            .bundled_skills
+            .get_or_init(|| crate::bundled_skills::sync(&self.inner.setup.home).err())
+            .clone()
     }
 
     /// The MCP hub, started (connections under way) on first use; `None`

@@ -186,5 +186,7 @@ async fn drive(state: &AppState, request: RunRequest, tx: mpsc::Sender<RunEvent>
             let _ = conv.submit(Op::Interrupt);
         }
     }
-    let _ = conv.shutdown("api_close").await;
+    // Dropping the conversation stops its task without ending the session:
+    // an API conversation goes on with the client's next request.
+    drop(conv);
 }
