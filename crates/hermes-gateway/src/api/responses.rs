@@ -35,7 +35,9 @@ struct Stored {
 /// Stored responses in `HERMES_HOME/response_store.db` (as the reference keeps
 /// them: they survive restarts; the least recently used go past 100).
 pub struct Store {
-    db: Mutex<Option<rusqlite::Connection>>,
+    path: std::path::PathBuf,
+    /// Opened on first use: a server that never sees `/v1/responses` pays nothing.
+    db: Mutex<Option<Option<rusqlite::Connection>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -45,8 +47,15 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (or creates) the store at `path`; in memory when that fails.
+    /// The store at `path` (created when first used; in memory when that fails).
     pub fn open(path: &std::path::Path) -> Self {
+        Self {
+            path: path.to_owned(),
+            db: Mutex::new(None),
+        }
+    }
+
+    fn connect(path: &std::path::Path) -> Option<rusqlite::Connection> {
         let conn = rusqlite::Connection::open(path)
             .and_then(|c| {
                 c.execute_batch(SCHEMA)?;
@@ -62,85 +71,88 @@ impl Store {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
         }
-        Self {
-            db: Mutex::new(conn.ok()),
-        }
+        conn.ok()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<rusqlite::Connection>> {
-        self.db.lock().unwrap_or_else(|e| e.into_inner())
+    /// Runs `f` on the connection (opening it on first use); `None` when the
+    /// store cannot be opened at all.
+    fn with<R>(&self, f: impl FnOnce(&rusqlite::Connection) -> R) -> Option<R> {
+        let mut guard = self.db.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = guard.get_or_insert_with(|| Self::connect(&self.path));
+        slot.as_ref().map(f)
     }
 
     fn put(&self, id: &str, stored: Stored, conversation: Option<&str>) {
         let Ok(data) = serde_json::to_string(&stored) else {
             return;
         };
-        let guard = self.lock();
-        let Some(db) = guard.as_ref() else { return };
-        let _ = db.execute(
-            "INSERT OR REPLACE INTO responses (response_id, data, accessed_at) VALUES (?1, ?2, ?3)",
-            rusqlite::params![id, data, unix_now_f64()],
-        );
-        let _ = db.execute(
-            "DELETE FROM responses WHERE response_id NOT IN \
-             (SELECT response_id FROM responses ORDER BY accessed_at DESC LIMIT ?1)",
-            [MAX_STORED as i64],
-        );
-        let _ = db.execute(
-            "DELETE FROM conversations WHERE response_id NOT IN (SELECT response_id FROM responses)",
-            [],
-        );
-        if let Some(name) = conversation {
+        self.with(|db| {
             let _ = db.execute(
-                "INSERT OR REPLACE INTO conversations (name, response_id) VALUES (?1, ?2)",
-                [name, id],
+                "INSERT OR REPLACE INTO responses (response_id, data, accessed_at) VALUES (?1, ?2, ?3)",
+                rusqlite::params![id, data, unix_now_f64()],
             );
-        }
+            let _ = db.execute(
+                "DELETE FROM responses WHERE response_id NOT IN \
+                 (SELECT response_id FROM responses ORDER BY accessed_at DESC LIMIT ?1)",
+                [MAX_STORED as i64],
+            );
+            let _ = db.execute(
+                "DELETE FROM conversations WHERE response_id NOT IN (SELECT response_id FROM responses)",
+                [],
+            );
+            if let Some(name) = conversation {
+                let _ = db.execute(
+                    "INSERT OR REPLACE INTO conversations (name, response_id) VALUES (?1, ?2)",
+                    [name, id],
+                );
+            }
+        });
     }
 
     fn get(&self, id: &str) -> Option<Stored> {
-        let guard = self.lock();
-        let db = guard.as_ref()?;
-        let data: String = db
-            .query_row(
-                "SELECT data FROM responses WHERE response_id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .ok()?;
-        let _ = db.execute(
-            "UPDATE responses SET accessed_at = ?1 WHERE response_id = ?2",
-            rusqlite::params![unix_now_f64(), id],
-        );
-        match serde_json::from_str(&data) {
-            Ok(stored) => Some(stored),
-            Err(_) => {
-                // A row that no longer reads is dropped and reported as missing.
-                let _ = db.execute("DELETE FROM responses WHERE response_id = ?1", [id]);
-                None
+        self.with(|db| {
+            let data: String = db
+                .query_row(
+                    "SELECT data FROM responses WHERE response_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .ok()?;
+            let _ = db.execute(
+                "UPDATE responses SET accessed_at = ?1 WHERE response_id = ?2",
+                rusqlite::params![unix_now_f64(), id],
+            );
+            match serde_json::from_str(&data) {
+                Ok(stored) => Some(stored),
+                Err(_) => {
+                    // A row that no longer reads is dropped and reported as missing.
+                    let _ = db.execute("DELETE FROM responses WHERE response_id = ?1", [id]);
+                    None
+                }
             }
-        }
+        })
+        .flatten()
     }
 
     fn delete(&self, id: &str) -> bool {
-        let guard = self.lock();
-        let Some(db) = guard.as_ref() else {
-            return false;
-        };
-        let _ = db.execute("DELETE FROM conversations WHERE response_id = ?1", [id]);
-        db.execute("DELETE FROM responses WHERE response_id = ?1", [id])
-            .is_ok_and(|n| n > 0)
+        self.with(|db| {
+            let _ = db.execute("DELETE FROM conversations WHERE response_id = ?1", [id]);
+            db.execute("DELETE FROM responses WHERE response_id = ?1", [id])
+                .is_ok_and(|n| n > 0)
+        })
+        .unwrap_or(false)
     }
 
     fn conversation(&self, name: &str) -> Option<String> {
-        self.lock()
-            .as_ref()?
-            .query_row(
+        self.with(|db| {
+            db.query_row(
                 "SELECT response_id FROM conversations WHERE name = ?1",
                 [name],
                 |r| r.get(0),
             )
             .ok()
+        })
+        .flatten()
     }
 }
 
