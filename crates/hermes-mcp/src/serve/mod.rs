@@ -88,7 +88,12 @@ impl ServerHandler for HermesServer {
         let server = Arc::new(self.clone());
         let text = tools::call(&server, &request.name, &args).await?;
         let result: CallToolResult =
-            serde_json::from_value(json!({ "content": [{ "type": "text", "text": text }] }))
+            // Text for the model, and the same as structured output, as the
+            // reference's FastMCP tools (which return `str`) answer.
+            serde_json::from_value(json!({
+                "content": [{ "type": "text", "text": text }],
+                "structuredContent": { "result": text },
+            }))
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(result.into())
     }
