@@ -35,20 +35,26 @@ fn kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// One request over a fresh connection; `Ok` when the stream ended with `[DONE]`.
-fn request(port: u16, method: &str, path: &str, body: &str) -> Result<String, String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
+/// One streamed chat over a fresh connection, as a task.
+async fn request_async(port: u16, body: &str) -> Result<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
         .map_err(|e| e.to_string())?;
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {KEY}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
-    )
-    .map_err(|e| e.to_string())?;
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).map_err(|e| e.to_string())?;
+    );
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut raw))
+        .await
+        .map_err(|_| "timed out".to_owned())?
+        .map_err(|e| e.to_string())?;
+    let raw = String::from_utf8_lossy(&raw).into_owned();
     if !raw.starts_with("HTTP/1.1 200") {
         return Err(raw.lines().next().unwrap_or("no answer").to_owned());
     }
@@ -124,44 +130,53 @@ fn main() {
         kib(pid, "VmRSS:")
     );
 
+    // The clients are tasks on one thread (not 200 OS threads), so the load
+    // generator competes as little as possible with the gateway for the cores.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let errors = Arc::new(AtomicUsize::new(0));
     let first_error = Arc::new(std::sync::Mutex::new(None::<String>));
     let load_started = Instant::now();
-    let workers: Vec<_> = (0..clients)
-        .map(|c| {
-            let (stop, errors, first_error) = (stop.clone(), errors.clone(), first_error.clone());
-            std::thread::spawn(move || {
-                let mut latencies = Vec::new();
-                let mut n = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    n += 1;
-                    let body = format!(
-                        "{{\"stream\": true, \"messages\": [{{\"role\": \"user\", \"content\": \"client {c} request {n}\"}}]}}"
-                    );
-                    let t = Instant::now();
-                    match request(port, "POST", "/v1/chat/completions", &body) {
-                        Ok(raw) if raw.contains("data: [DONE]") => latencies.push(t.elapsed()),
-                        Ok(raw) => {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                            first_error.lock().unwrap().get_or_insert(raw.chars().take(300).collect());
-                        }
-                        Err(e) => {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                            first_error.lock().unwrap().get_or_insert(e);
+    let mut latencies: Vec<Duration> = runtime.block_on(async {
+        let tasks: Vec<_> = (0..clients)
+            .map(|c| {
+                let (stop, errors, first_error) = (stop.clone(), errors.clone(), first_error.clone());
+                tokio::spawn(async move {
+                    let mut latencies = Vec::new();
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        n += 1;
+                        let body = format!(
+                            "{{\"stream\": true, \"messages\": [{{\"role\": \"user\", \"content\": \"client {c} request {n}\"}}]}}"
+                        );
+                        let t = Instant::now();
+                        match request_async(port, &body).await {
+                            Ok(raw) if raw.contains("data: [DONE]") => latencies.push(t.elapsed()),
+                            Ok(raw) => {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                                first_error.lock().unwrap().get_or_insert(raw.chars().take(300).collect());
+                            }
+                            Err(e) => {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                                first_error.lock().unwrap().get_or_insert(e);
+                            }
                         }
                     }
-                }
-                latencies
+                    latencies
+                })
             })
-        })
-        .collect();
-    std::thread::sleep(Duration::from_secs(seconds));
-    stop.store(true, Ordering::Relaxed);
-    let mut latencies: Vec<Duration> = workers
-        .into_iter()
-        .flat_map(|w| w.join().unwrap())
-        .collect();
+            .collect();
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
+        stop.store(true, Ordering::Relaxed);
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        all
+    });
     let wall = load_started.elapsed();
     latencies.sort();
     let peak = kib(pid, "VmHWM:");
