@@ -769,3 +769,70 @@ fn the_llm_cli_talks_to_it_over_chat_and_responses() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "via responses");
 }
+
+#[test]
+fn one_gateway_per_home_and_replace_takes_over() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    let second = sb
+        .command()
+        .args(["gateway", "run"])
+        .env("API_SERVER_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    assert!(
+        stderr(&second).contains("already running"),
+        "{}",
+        stderr(&second)
+    );
+    let status = sb.command().args(["gateway", "status"]).output().unwrap();
+    assert!(
+        stdout(&status).contains("running (pid"),
+        "{}",
+        stdout(&status)
+    );
+    let port = gw.port;
+    let mut old = gw;
+    // (Dropped at the end: it has exited by then, so nothing is signalled.)
+    let child = sb
+        .command()
+        .args(["gateway", "run", "--replace"])
+        .env("API_SERVER_KEY", KEY)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let new = Gateway { child, port };
+    // The old process drained and exited; the new one serves the same port.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while old.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the old gateway kept running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    wait_healthy(new.port);
+}
+
+#[test]
+fn sigterm_lets_a_run_in_flight_finish() {
+    let sb = Sandbox::start();
+    let gw = gateway(&sb, "");
+    sb.mock
+        .push(Reply::text("finished after all").with_delay(Duration::from_millis(1200)));
+    let port = gw.port;
+    let run = std::thread::spawn(move || {
+        let (k, v) = auth();
+        let body = json!({"messages": [{"role": "user", "content": "slow"}]}).to_string();
+        http_try(port, "POST", "/v1/chat/completions", &[(k, &v)], &body).unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let mut gw = gw;
+    Command::new("kill")
+        .arg(gw.child.id().to_string())
+        .status()
+        .unwrap();
+    let (status, _, body) = run.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("finished after all"), "{body}");
+    let exited = gw.child.wait().unwrap();
+    assert!(exited.success(), "{exited:?}");
+}

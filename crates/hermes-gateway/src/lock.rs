@@ -22,7 +22,21 @@ pub fn running_pid(hermes_home: &Path) -> Option<i32> {
     let alive = pid > 0
         && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
         && pid != std::process::id() as i32;
-    alive.then_some(pid)
+    // A stale file whose pid now belongs to another program is not a gateway
+    // (and must never be sent SIGTERM by --replace).
+    alive.then_some(pid).filter(|pid| is_gateway(*pid))
+}
+
+/// Whether `pid` runs `… gateway run …` (where /proc says; assumed elsewhere).
+fn is_gateway(pid: i32) -> bool {
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(raw) => {
+            let args: Vec<&[u8]> = raw.split(|b| *b == 0).collect();
+            args.windows(2)
+                .any(|w| w[0] == b"gateway" && w[1] == b"run")
+        }
+        Err(_) => !std::path::Path::new("/proc/self").exists(),
+    }
 }
 
 impl GatewayLock {
@@ -63,5 +77,28 @@ impl Drop for GatewayLock {
         if ours {
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn a_stale_pid_of_another_program_is_not_a_gateway() {
+        let home = tempfile::tempdir().unwrap();
+        // Our own pid is alive but is not `gateway run`, and is never "another" gateway.
+        std::fs::write(pid_file(home.path()), "1\n").unwrap();
+        assert_eq!(running_pid(home.path()), None);
+        let lock = GatewayLock::acquire(home.path(), false, Duration::from_millis(10)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(pid_file(home.path()))
+                .unwrap()
+                .trim(),
+            std::process::id().to_string()
+        );
+        drop(lock);
+        assert!(!pid_file(home.path()).exists());
     }
 }
