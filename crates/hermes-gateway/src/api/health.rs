@@ -83,6 +83,7 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<Value> {
             "sessions": endpoint("GET", "/api/sessions"),
             "session_create": endpoint("POST", "/api/sessions"),
             "session": endpoint("GET", "/api/sessions/{session_id}"),
+            "session_update": endpoint("PATCH", "/api/sessions/{session_id}"),
             "session_delete": endpoint("DELETE", "/api/sessions/{session_id}"),
             "session_messages": endpoint("GET", "/api/sessions/{session_id}/messages"),
             "session_fork": endpoint("POST", "/api/sessions/{session_id}/fork"),

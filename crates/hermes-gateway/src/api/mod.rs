@@ -111,7 +111,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/sessions", get(sessions::list).post(sessions::create))
         .route(
             "/api/sessions/{id}",
-            get(sessions::fetch).delete(sessions::delete),
+            get(sessions::fetch)
+                .patch(sessions::update)
+                .delete(sessions::delete),
         )
         .route("/api/sessions/{id}/messages", get(sessions::messages))
         .route("/api/sessions/{id}/fork", post(sessions::fork))

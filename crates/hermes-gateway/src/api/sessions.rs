@@ -209,6 +209,59 @@ pub async fn fetch(
     ))
 }
 
+/// `PATCH /api/sessions/{id}`: `title` (null clears it) and `end_reason` (ends it).
+pub async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    valid_id(&id)?;
+    let body = read_body(body)?;
+    let unknown: Vec<&str> = body
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !matches!(*k, "title" | "end_reason"))
+        .collect();
+    if !unknown.is_empty() {
+        let mut e = ApiError::bad_request(format!(
+            "Unsupported session fields: {}",
+            unknown.join(", ")
+        ));
+        e.code = Some("unsupported_session_field");
+        return Err(e);
+    }
+    let title = body
+        .get("title")
+        .map(|t| t.as_str().unwrap_or("").to_owned());
+    let end_reason = body
+        .get("end_reason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
+    let row = with_db(&state, move |db| {
+        if db.get_session(&id).map_err(db_error)?.is_none() {
+            return Err(not_found(&id));
+        }
+        if let Some(title) = title {
+            db.set_title(&id, &title).map_err(|e| {
+                let mut err = ApiError::bad_request(e.to_string());
+                err.code = Some("invalid_title");
+                err
+            })?;
+        }
+        if let Some(reason) = end_reason {
+            db.end_session(&id, &reason).map_err(db_error)?;
+        }
+        db.get_session(&id)
+            .map_err(db_error)?
+            .ok_or_else(|| not_found(&id))
+    })
+    .await?;
+    Ok(Json(
+        json!({"object": "hermes.session", "session": session_json(&row)}),
+    ))
+}
+
 /// `DELETE /api/sessions/{id}`.
 pub async fn delete(
     State(state): State<Arc<AppState>>,
