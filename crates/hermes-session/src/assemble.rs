@@ -118,6 +118,11 @@ pub(crate) async fn assemble(
             memory_block,
             platform: &spec.source,
             skills_problem: services.bundled_skills_synced(),
+            skills_index: if tools.get("skill_view").is_some() {
+                services.skills_index()
+            } else {
+                Vec::new()
+            },
         });
         notices.extend(warnings.into_iter().map(Notice::Warning));
         text

@@ -30,6 +30,8 @@ pub struct PromptContext<'a> {
     /// Why the bundled skills could not be seeded (the caller seeds them,
     /// once per process).
     pub skills_problem: Option<String>,
+    /// Installed skills as (name, description), listed when `skill_view` is offered.
+    pub skills_index: Vec<(String, String)>,
 }
 
 /// Builds the prompt; the second value lists blocked or truncated files and
@@ -43,7 +45,7 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> (String, Vec<String>) {
     let mut warnings = Vec::new();
     let skills = if ctx.tools.iter().any(|t| t == "skill_view") {
         warnings.extend(ctx.skills_problem.clone());
-        discover_skills(ctx.home)
+        ctx.skills_index.clone()
     } else {
         Vec::new()
     };
@@ -67,7 +69,7 @@ pub fn build_system_prompt(ctx: PromptContext<'_>) -> (String, Vec<String>) {
 }
 
 /// Installed skills as (name, description), as they are on disk now.
-fn discover_skills(home: &HermesHome) -> Vec<(String, String)> {
+pub fn discover_skills(home: &HermesHome) -> Vec<(String, String)> {
     hermes_state::skills::SkillStore::for_home(home.root())
         .discover()
         .into_iter()

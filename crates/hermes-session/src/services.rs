@@ -18,6 +18,12 @@ use crate::error::SessionError;
 use crate::setup::Setup;
 use crate::store::{SessionStore, SqliteStore};
 
+/// Installed skills as (name, description).
+type SkillsIndex = Vec<(String, String)>;
+
+/// How long a skills index read for one session serves the next ones.
+pub const SKILLS_INDEX_FRESH: Duration = Duration::from_secs(2);
+
 /// How long a new TCP/TLS connection to a provider may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -35,6 +41,8 @@ struct Inner {
     /// The MCP servers (connected on first use; `None` when none is configured).
     /// Whether the bundled skills were seeded this process (and why not).
     bundled_skills: OnceLock<Option<String>>,
+    /// The installed skills' index and when it was read.
+    skills_index: Mutex<Option<(std::time::Instant, SkillsIndex)>>,
     /// Outer `None`: not started yet; inner `None`: no server configured.
     mcp: Mutex<Option<Option<hermes_mcp::McpHub>>>,
 }
@@ -80,6 +88,7 @@ impl Services {
                 providers: Mutex::new(HashMap::new()),
                 store,
                 bundled_skills: OnceLock::new(),
+                skills_index: Mutex::new(None),
                 mcp: Mutex::new(None),
             }),
         }
@@ -112,6 +121,25 @@ impl Services {
             .bundled_skills
             .get_or_init(|| crate::bundled_skills::sync(&self.inner.setup.home).err())
             .clone()
+    }
+
+    /// The installed skills as (name, description) for system prompts. A
+    /// server starting many sessions reads the skills directory at most once
+    /// per [`SKILLS_INDEX_FRESH`]; a skill created meanwhile shows up after that.
+    pub fn skills_index(&self) -> Vec<(String, String)> {
+        let mut cached = self
+            .inner
+            .skills_index
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((read_at, index)) = cached.as_ref()
+            && read_at.elapsed() < SKILLS_INDEX_FRESH
+        {
+            return index.clone();
+        }
+        let index = crate::prompt::discover_skills(&self.inner.setup.home);
+        *cached = Some((std::time::Instant::now(), index.clone()));
+        index
     }
 
     /// The MCP hub, started (connections under way) on first use; `None`

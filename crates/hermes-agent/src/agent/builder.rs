@@ -216,6 +216,7 @@ impl AgentBuilder {
             timing: self.timing,
             hidden_env: self.hidden_env,
             dynamic: self.dynamic.map(super::dynamic::DynamicState::new),
+            schema_tokens: None,
         }
     }
 }

@@ -30,16 +30,27 @@ pub(crate) enum Trigger {
 }
 
 impl Agent {
-    fn tool_schema_tokens(&self, offer_tools: bool) -> u64 {
+    /// The tool schemas' rough token cost, kept until the registry changes
+    /// (serialising every schema per request cost a busy server ~6% of its CPU).
+    fn tool_schema_tokens(&mut self, offer_tools: bool) -> u64 {
         if !offer_tools {
             return 0;
         }
-        self.tools
+        let generation = self.tools.generation();
+        if let Some((seen, tokens)) = self.schema_tokens
+            && seen == generation
+        {
+            return tokens;
+        }
+        let tokens = self
+            .tools
             .schemas()
             .iter()
             .map(|t| (t.name.len() + t.description.len() + t.parameters.to_string().len()) as u64)
             .sum::<u64>()
-            / 4
+            / 4;
+        self.schema_tokens = Some((generation, tokens));
+        tokens
     }
 
     /// Compresses before a call whose prompt would cross the threshold.

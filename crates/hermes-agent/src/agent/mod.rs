@@ -145,6 +145,8 @@ pub struct Agent {
     hidden_env: Arc<[String]>,
     /// Tools that come and go (MCP servers), merged into `tools` before each request.
     dynamic: Option<dynamic::DynamicState>,
+    /// The tool schemas' token estimate and the registry generation it is for.
+    schema_tokens: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for Agent {
