@@ -39,7 +39,10 @@ fn main() -> ExitCode {
     // conversations at once and uses every core.
     let serving = matches!(cli.command, Some(args::Command::Gateway(_)));
     let built = if serving {
+        // Few blocking threads: state.db writes are serialised anyway, and
+        // every extra thread costs memory (its own allocator arena).
         tokio::runtime::Builder::new_multi_thread()
+            .max_blocking_threads(4)
             .enable_all()
             .build()
     } else {

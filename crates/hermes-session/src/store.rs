@@ -82,8 +82,19 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&mut SessionDb) -> Result<T, hermes_state::DbError>,
     ) -> Result<T, StoreError> {
-        let mut db = self.db.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&mut db).map_err(StoreError::from)
+        let run = || {
+            let mut db = self.db.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&mut db).map_err(StoreError::from)
+        };
+        // A write can wait behind another session's (or an FTS merge): on a
+        // multi-threaded runtime, tell it this worker blocks so the other
+        // sessions' streams keep moving.
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(run)
+            }
+            _ => run(),
+        }
     }
 }
 
