@@ -16,8 +16,9 @@ pub struct ChatRequest {
     pub model: String,
     /// The conversation, system message first.
     pub messages: Vec<Message>,
-    /// Tools offered to the model; empty means none.
-    pub tools: Vec<ToolSchema>,
+    /// Tools offered to the model; empty means none. Shared: every session's
+    /// requests point at one copy of the registry's schemas.
+    pub tools: std::sync::Arc<[ToolSchema]>,
     /// Output token cap.
     pub max_tokens: Option<u32>,
     /// Sampling temperature.

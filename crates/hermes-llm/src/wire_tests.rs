@@ -22,7 +22,8 @@ fn request_body_shape() {
             name: "read".into(),
             description: "Reads".into(),
             parameters: json!({"type": "object"}),
-        }],
+        }]
+        .into(),
         max_tokens: Some(100),
         temperature: Some(0.7),
         ..Default::default()
@@ -248,7 +249,8 @@ fn tool_choice_goes_on_the_wire_only_when_not_auto() {
             name: "terminal".into(),
             description: "d".into(),
             parameters: serde_json::json!({"type": "object"}),
-        }],
+        }]
+        .into(),
         ..Default::default()
     };
     assert!(request_body(&req).get("tool_choice").is_none());

@@ -200,7 +200,8 @@ async fn request_shape_and_headers() {
             name: "read_file".into(),
             description: "Read a file.".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         temperature: Some(0.5),
         ..ChatRequest::default()
     };

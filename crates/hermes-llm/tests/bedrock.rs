@@ -46,7 +46,8 @@ fn request() -> ChatRequest {
             name: "read_file".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         ..ChatRequest::default()
     }
 }

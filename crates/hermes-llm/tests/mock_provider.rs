@@ -165,11 +165,12 @@ async fn request_body_and_headers() {
         cfg.extra_headers.push(("X-Title".into(), "Hermes".into()));
     });
     let mut req = request();
-    req.tools.push(ToolSchema {
+    req.tools = vec![ToolSchema {
         name: "read_file".into(),
         description: "Read a file".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-    });
+    }]
+    .into();
     req.max_tokens = Some(512);
     let mut assistant = Message::assistant("");
     assistant.content = None;

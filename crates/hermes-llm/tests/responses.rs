@@ -29,7 +29,8 @@ fn request() -> ChatRequest {
             name: "read_file".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         ..ChatRequest::default()
     }
 }

@@ -102,7 +102,8 @@ async fn a_required_tool_call_is_grammar_valid() {
         tools: vec![
             echo_terminal_schema(),
             hermes_tools::builtin::read_file::ReadFileTool.schema(),
-        ],
+        ]
+        .into(),
         tool_choice: ToolChoice::Named("terminal".into()),
         max_tokens: Some(64),
         temperature: Some(0.0),
@@ -142,11 +143,17 @@ impl Provider for ForceFirstTerminal {
             let mut req = request.clone();
             if self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
                 req.tool_choice = ToolChoice::Named("terminal".into());
-                for t in &mut req.tools {
-                    if t.name == "terminal" {
-                        *t = echo_terminal_schema();
-                    }
-                }
+                req.tools = req
+                    .tools
+                    .iter()
+                    .map(|t| {
+                        if t.name == "terminal" {
+                            echo_terminal_schema()
+                        } else {
+                            t.clone()
+                        }
+                    })
+                    .collect();
             }
             req.max_tokens = Some(64);
             req.temperature = Some(0.0);

@@ -14,6 +14,8 @@ use crate::toolsets::{ResolvedToolsets, ToolsetError, resolve};
 pub struct Registry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     generation: u64,
+    /// The schemas, built once per generation and shared by every request.
+    schemas: std::sync::OnceLock<Arc<[ToolSchema]>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -44,6 +46,7 @@ impl Registry {
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.name().to_owned(), tool);
         self.generation += 1;
+        self.schemas = std::sync::OnceLock::new();
     }
 
     /// Removes a tool; returns whether it was present.
@@ -51,6 +54,7 @@ impl Registry {
         let removed = self.tools.remove(name).is_some();
         if removed {
             self.generation += 1;
+            self.schemas = std::sync::OnceLock::new();
         }
         removed
     }
@@ -92,12 +96,21 @@ impl Registry {
         Ok(Registry {
             tools,
             generation: self.generation + 1,
+            schemas: std::sync::OnceLock::new(),
         })
     }
 
     /// Schemas of every tool, sorted by name (a stable order keeps prompt caches warm).
     pub fn schemas(&self) -> Vec<ToolSchema> {
-        self.tools.values().map(|t| t.schema()).collect()
+        self.shared_schemas().to_vec()
+    }
+
+    /// The same, shared: built once per generation, so the requests of many
+    /// sessions do not each hold their own copy.
+    pub fn shared_schemas(&self) -> Arc<[ToolSchema]> {
+        self.schemas
+            .get_or_init(|| self.tools.values().map(|t| t.schema()).collect())
+            .clone()
     }
 
     /// The registered name closest to `name`, if it is close enough to be a typo.

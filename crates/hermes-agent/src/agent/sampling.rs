@@ -165,9 +165,9 @@ impl Agent {
             model: route.model.clone(),
             messages: wire::sanitize(&self.messages),
             tools: if offer_tools {
-                self.tools.schemas()
+                self.tools.shared_schemas()
             } else {
-                Vec::new()
+                std::sync::Arc::default()
             },
             max_tokens: self.output_cap.or(self.options.max_tokens),
             temperature: self.options.temperature,

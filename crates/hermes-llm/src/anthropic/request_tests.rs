@@ -172,7 +172,8 @@ fn tools_and_tool_choice() {
             description: "Union root.".into(),
             parameters: json!({"anyOf": [{"type": "object"}]}),
         },
-    ];
+    ]
+    .into();
     let body = request_body(&r, CacheTtl::default());
     assert_eq!(body["tools"][0]["name"], "read_file");
     assert_eq!(

@@ -37,7 +37,7 @@ fn conversation_with_tools_reasoning_and_merged_results() {
             Message::tool_result("call:2", "grep", ""),
             Message::assistant("done"),
         ],
-        tools: vec![tool("read"), tool("grep")],
+        tools: vec![tool("read"), tool("grep")].into(),
         max_tokens: Some(100),
         temperature: Some(0.7),
         tool_choice: ToolChoice::Named("read".into()),
@@ -118,7 +118,7 @@ fn tool_choice_and_tool_less_models() {
     let mut req = ChatRequest {
         model: "us.deepseek.r1-v1:0".into(),
         messages: vec![Message::user("x")],
-        tools: vec![tool("read")],
+        tools: vec![tool("read")].into(),
         tool_choice: ToolChoice::Required,
         ..ChatRequest::default()
     };

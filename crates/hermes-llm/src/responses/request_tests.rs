@@ -67,7 +67,8 @@ fn tools_choice_and_caps() {
         name: "read_file".into(),
         description: "Reads".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-    }];
+    }]
+    .into();
     r.tool_choice = ToolChoice::Named("read_file".into());
     r.max_tokens = Some(500);
     let body = request_body(&r, Flavor::default());
