@@ -31,6 +31,18 @@ impl ApiError {
         }
     }
 
+    /// The same with OpenAI's error `code`.
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// The same with another HTTP status.
+    pub fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = status;
+        self
+    }
+
     /// The same with the parameter named.
     pub fn with_param(mut self, param: impl Into<String>) -> Self {
         self.param = Some(param.into());

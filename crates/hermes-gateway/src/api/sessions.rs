@@ -19,10 +19,9 @@ use super::run::{RunEvent, RunRequest, admit, start};
 use super::{AppState, read_body, sse, unix_now_f64};
 
 fn unavailable() -> ApiError {
-    let mut e = ApiError::server("Session database unavailable");
-    e.status = StatusCode::SERVICE_UNAVAILABLE;
-    e.code = Some("session_db_unavailable");
-    e
+    ApiError::server("Session database unavailable")
+        .with_status(StatusCode::SERVICE_UNAVAILABLE)
+        .with_code("session_db_unavailable")
 }
 
 /// Runs `f` on a state.db connection off the async threads.
@@ -57,9 +56,17 @@ fn session_json(row: &SessionRow) -> Value {
     })
 }
 
-/// The reference's default id for sessions made over this API.
-fn new_session_id() -> String {
-    super::hex_id(&format!("api_{}_", super::unix_now()), 8)
+/// The id a create or fork body asks for (`id` or `session_id`), checked; or
+/// the reference's default for sessions made over this API.
+fn requested_id(body: &Map<String, Value>) -> Result<String, ApiError> {
+    let id = body
+        .get("id")
+        .or_else(|| body.get("session_id"))
+        .and_then(Value::as_str)
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|| super::hex_id(&format!("api_{}_", super::unix_now()), 8));
+    valid_id(&id)?;
+    Ok(id)
 }
 
 fn valid_id(id: &str) -> Result<(), ApiError> {
@@ -68,22 +75,47 @@ fn valid_id(id: &str) -> Result<(), ApiError> {
         || id.contains("..")
         || id.starts_with('.');
     if bad {
-        let mut e = ApiError::bad_request("Invalid session ID");
-        e.code = Some("invalid_session_id");
-        return Err(e);
+        return Err(ApiError::bad_request("Invalid session ID").with_code("invalid_session_id"));
     }
     if id.len() > 256 {
-        let mut e = ApiError::bad_request("Session ID too long");
-        e.code = Some("invalid_session_id");
-        return Err(e);
+        return Err(ApiError::bad_request("Session ID too long").with_code("invalid_session_id"));
     }
     Ok(())
 }
 
 fn not_found(id: &str) -> ApiError {
-    let mut e = ApiError::not_found(format!("Session not found: {id}"));
-    e.code = Some("session_not_found");
-    e
+    ApiError::not_found(format!("Session not found: {id}")).with_code("session_not_found")
+}
+
+/// The session's row, or 404.
+fn existing(db: &SessionDb, id: &str) -> Result<SessionRow, ApiError> {
+    db.get_session(id)
+        .map_err(db_error)?
+        .ok_or_else(|| not_found(id))
+}
+
+/// 409 when `id` is taken.
+fn ensure_free(db: &SessionDb, id: &str) -> Result<(), ApiError> {
+    if db.get_session(id).map_err(db_error)?.is_some() {
+        return Err(
+            ApiError::bad_request(format!("Session already exists: {id}"))
+                .with_status(StatusCode::CONFLICT)
+                .with_code("session_exists"),
+        );
+    }
+    Ok(())
+}
+
+/// Sets a title; a rejected one is the client's error.
+fn set_title(db: &mut SessionDb, id: &str, title: &str) -> Result<(), ApiError> {
+    db.set_title(id, title)
+        .map(|_| ())
+        .map_err(|e| ApiError::bad_request(e.to_string()).with_code("invalid_title"))
+}
+
+/// `{"object": "hermes.session", "session": …}`.
+fn session_answer(row: &SessionRow) -> Value {
+    json!({"object": "hermes.session", "session": session_json(row)})
 }
 
 /// `GET /api/sessions`.
@@ -135,21 +167,13 @@ pub async fn create(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = read_body(body)?;
-    let id = body
-        .get("id")
-        .or_else(|| body.get("session_id"))
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .map(str::to_owned)
-        .unwrap_or_else(new_session_id);
-    valid_id(&id)?;
+    let id = requested_id(&body)?;
     let system_prompt = match body.get("system_prompt") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
-            let mut e = ApiError::bad_request("system_prompt must be a string");
-            e.code = Some("invalid_system_prompt");
-            return Err(e);
+            return Err(ApiError::bad_request("system_prompt must be a string")
+                .with_code("invalid_system_prompt"));
         }
     };
     let model = body
@@ -160,12 +184,7 @@ pub async fn create(
     let title = body.get("title").and_then(Value::as_str).map(str::to_owned);
     let cwd = state.cwd.display().to_string();
     let row = with_db(&state, move |db| {
-        if db.get_session(&id).map_err(db_error)?.is_some() {
-            let mut e = ApiError::bad_request(format!("Session already exists: {id}"));
-            e.status = StatusCode::CONFLICT;
-            e.code = Some("session_exists");
-            return Err(e);
-        }
+        ensure_free(db, &id)?;
         db.create_session(&NewSession {
             id: id.clone(),
             source: "api_server".into(),
@@ -177,19 +196,12 @@ pub async fn create(
         })
         .map_err(db_error)?;
         if let Some(title) = title {
-            db.set_title(&id, &title)
-                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            set_title(db, &id, &title)?;
         }
-        db.get_session(&id)
-            .map_err(db_error)?
-            .ok_or_else(|| not_found(&id))
+        existing(db, &id)
     })
     .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"object": "hermes.session", "session": session_json(&row)})),
-    )
-        .into_response())
+    Ok((StatusCode::CREATED, Json(session_answer(&row))).into_response())
 }
 
 /// `GET /api/sessions/{id}`.
@@ -198,15 +210,8 @@ pub async fn fetch(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     valid_id(&id)?;
-    let row = with_db(&state, move |db| {
-        db.get_session(&id)
-            .map_err(db_error)?
-            .ok_or_else(|| not_found(&id))
-    })
-    .await?;
-    Ok(Json(
-        json!({"object": "hermes.session", "session": session_json(&row)}),
-    ))
+    let row = with_db(&state, move |db| existing(db, &id)).await?;
+    Ok(Json(session_answer(&row)))
 }
 
 /// `PATCH /api/sessions/{id}`: `title` (null clears it) and `end_reason` (ends it).
@@ -223,12 +228,11 @@ pub async fn update(
         .filter(|k| !matches!(*k, "title" | "end_reason"))
         .collect();
     if !unknown.is_empty() {
-        let mut e = ApiError::bad_request(format!(
+        return Err(ApiError::bad_request(format!(
             "Unsupported session fields: {}",
             unknown.join(", ")
-        ));
-        e.code = Some("unsupported_session_field");
-        return Err(e);
+        ))
+        .with_code("unsupported_session_field"));
     }
     let title = body
         .get("title")
@@ -239,27 +243,17 @@ pub async fn update(
         .filter(|r| !r.is_empty())
         .map(str::to_owned);
     let row = with_db(&state, move |db| {
-        if db.get_session(&id).map_err(db_error)?.is_none() {
-            return Err(not_found(&id));
-        }
+        existing(db, &id)?;
         if let Some(title) = title {
-            db.set_title(&id, &title).map_err(|e| {
-                let mut err = ApiError::bad_request(e.to_string());
-                err.code = Some("invalid_title");
-                err
-            })?;
+            set_title(db, &id, &title)?;
         }
         if let Some(reason) = end_reason {
             db.end_session(&id, &reason).map_err(db_error)?;
         }
-        db.get_session(&id)
-            .map_err(db_error)?
-            .ok_or_else(|| not_found(&id))
+        existing(db, &id)
     })
     .await?;
-    Ok(Json(
-        json!({"object": "hermes.session", "session": session_json(&row)}),
-    ))
+    Ok(Json(session_answer(&row)))
 }
 
 /// `DELETE /api/sessions/{id}`.
@@ -270,9 +264,7 @@ pub async fn delete(
     valid_id(&id)?;
     let key = id.clone();
     let deleted = with_db(&state, move |db| {
-        if db.get_session(&key).map_err(db_error)?.is_none() {
-            return Err(not_found(&key));
-        }
+        existing(db, &key)?;
         db.delete_session(&key).map_err(db_error)
     })
     .await?;
@@ -289,9 +281,7 @@ pub async fn messages(
     valid_id(&id)?;
     let key = id.clone();
     let data = with_db(&state, move |db| {
-        if db.get_session(&key).map_err(db_error)?.is_none() {
-            return Err(not_found(&key));
-        }
+        existing(db, &key)?;
         let messages = db.messages(&key).map_err(db_error)?;
         Ok(messages
             .iter()
@@ -323,26 +313,11 @@ pub async fn fork(
 ) -> Result<Response, ApiError> {
     valid_id(&id)?;
     let body = read_body(body).unwrap_or_default();
-    let fork_id = body
-        .get("id")
-        .or_else(|| body.get("session_id"))
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .map(str::to_owned)
-        .unwrap_or_else(new_session_id);
-    valid_id(&fork_id)?;
+    let fork_id = requested_id(&body)?;
     let title = body.get("title").and_then(Value::as_str).map(str::to_owned);
     let row = with_db(&state, move |db| {
-        let parent = db
-            .get_session(&id)
-            .map_err(db_error)?
-            .ok_or_else(|| not_found(&id))?;
-        if db.get_session(&fork_id).map_err(db_error)?.is_some() {
-            let mut e = ApiError::bad_request(format!("Session already exists: {fork_id}"));
-            e.status = StatusCode::CONFLICT;
-            e.code = Some("session_exists");
-            return Err(e);
-        }
+        let parent = existing(db, &id)?;
+        ensure_free(db, &fork_id)?;
         db.create_session(&NewSession {
             id: fork_id.clone(),
             source: "api_server".into(),
@@ -376,18 +351,11 @@ pub async fn fork(
                 .next_title_in_lineage(parent.title.as_deref().unwrap_or("fork"))
                 .map_err(db_error)?,
         };
-        db.set_title(&fork_id, &title)
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        db.get_session(&fork_id)
-            .map_err(db_error)?
-            .ok_or_else(|| not_found(&fork_id))
+        set_title(db, &fork_id, &title)?;
+        existing(db, &fork_id)
     })
     .await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"object": "hermes.session", "session": session_json(&row)})),
-    )
-        .into_response())
+    Ok((StatusCode::CREATED, Json(session_answer(&row))).into_response())
 }
 
 /// The user message of a session chat body (`message`, `input` or `content`).
@@ -407,9 +375,8 @@ fn chat_input(body: &Map<String, Value>) -> Result<(String, Option<String>), Api
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
-            let mut e = ApiError::bad_request("system_message must be a string");
-            e.code = Some("invalid_system_message");
-            return Err(e);
+            return Err(ApiError::bad_request("system_message must be a string")
+                .with_code("invalid_system_message"));
         }
     };
     Ok((text, system))
@@ -422,12 +389,7 @@ async fn prepare(
 ) -> Result<RunRequest, ApiError> {
     valid_id(id)?;
     let key = id.to_owned();
-    with_db(state, move |db| {
-        db.get_session(&key)
-            .map_err(db_error)?
-            .ok_or_else(|| not_found(&key))
-    })
-    .await?;
+    with_db(state, move |db| existing(db, &key)).await?;
     let body = read_body(body)?;
     let (input, system) = chat_input(&body)?;
     Ok(RunRequest {
