@@ -1,166 +1,19 @@
-//! `hermes gateway run` as OpenAI clients use it: raw HTTP for the edges
-//! (keys, limits, bad input, disconnects), and real clients nobody here wrote:
-//! the Python `openai` SDK, the Node `openai` SDK and the `llm` CLI (skipped
-//! unless `HERMES_CLIENTS_PYTHON` / `HERMES_OPENAI_NODE` point at them;
-//! `.ci/run` installs them).
+//! `hermes gateway run` as OpenAI clients use it, over raw HTTP: keys, limits,
+//! bad input, streaming, disconnects, the run cap, CORS, restarts, `--replace`
+//! and SIGTERM. Real third-party clients are in `api_clients.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hermes_mock::Reply;
 use serde_json::{Value, json};
+use support::gateway::*;
 use support::*;
-
-const KEY: &str = "test-key-0123456789abcdef";
-
-/// A running gateway over a sandbox; SIGTERM on drop.
-struct Gateway {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn gateway(sb: &Sandbox, extra_config: &str) -> Gateway {
-    let port = free_port();
-    sb.no_retries();
-    sb.add_config(&format!(
-        "platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n{extra_config}"
-    ));
-    let child = sb
-        .command()
-        .args(["gateway", "run"])
-        .env("API_SERVER_KEY", KEY)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let gw = Gateway { child, port };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok((200, _, _)) = http_try(port, "GET", "/health", &[], "") {
-            return gw;
-        }
-        assert!(Instant::now() < deadline, "gateway never answered /health");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Status, lower-cased headers and body of one answer.
-type Answer = (u16, Vec<(String, String)>, String);
-
-/// One HTTP/1.1 request; returns status, lower-cased headers and body.
-fn http_try(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> std::io::Result<Answer> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes())?;
-    // A server refusing an oversized body answers and closes before reading it all.
-    let _ = stream.write_all(body.as_bytes());
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect::<Vec<_>>();
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
-    Ok((
-        status,
-        headers,
-        if chunked {
-            dechunk(rest)
-        } else {
-            rest.to_owned()
-        },
-    ))
-}
-
-fn dechunk(mut rest: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || tail.len() < n {
-            break;
-        }
-        out.push_str(&tail[..n]);
-        rest = tail[n..].trim_start_matches("\r\n");
-    }
-    out
-}
-
-fn auth() -> (&'static str, String) {
-    ("Authorization", format!("Bearer {KEY}"))
-}
-
-fn post(gw: &Gateway, path: &str, body: &Value) -> (u16, Vec<(String, String)>, Value) {
-    let (k, v) = auth();
-    let (status, headers, text) = http_try(
-        gw.port,
-        "POST",
-        path,
-        &[(k, &v), ("Content-Type", "application/json")],
-        &body.to_string(),
-    )
-    .unwrap();
-    (
-        status,
-        headers,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
 
 #[test]
 fn health_needs_no_key_and_everything_else_does() {
@@ -399,12 +252,7 @@ fn runs_past_the_cap_get_429() {
     let gw = gateway(&sb, "gateway:\n  api_server:\n    max_concurrent_runs: 1\n");
     sb.mock
         .push(Reply::text("slow answer").with_delay(Duration::from_millis(1500)));
-    let port = gw.port;
-    let slow = std::thread::spawn(move || {
-        let (k, v) = auth();
-        let body = json!({"messages": [{"role": "user", "content": "slow"}]}).to_string();
-        http_try(port, "POST", "/v1/chat/completions", &[(k, &v)], &body).unwrap()
-    });
+    let slow = chat_in_background(gw.port, "slow");
     std::thread::sleep(Duration::from_millis(400));
     let (status, headers, body) = post(
         &gw,
@@ -444,14 +292,6 @@ fn cors_allows_configured_origins_only() {
     assert_eq!(header(&headers, "x-frame-options"), Some("DENY"));
 }
 
-fn wait_healthy(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while http_try(port, "GET", "/health", &[], "").map_or(0, |a| a.0) != 200 {
-        assert!(Instant::now() < deadline, "gateway never answered /health");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn stored_responses_survive_a_restart() {
     let sb = Sandbox::start();
@@ -467,14 +307,7 @@ fn stored_responses_survive_a_restart() {
     let port = gw.port;
     drop(gw);
     // Same home, a new process on the same port.
-    let child = sb
-        .command()
-        .args(["gateway", "run"])
-        .env("API_SERVER_KEY", KEY)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let gw = Gateway { child, port };
+    let gw = spawn(&sb, port, &[]);
     wait_healthy(port);
     let (k, v) = auth();
     let (status, _, body) = http_try(
@@ -568,208 +401,6 @@ fn api_sessions_list_get_messages_fork_chat_delete() {
     assert_eq!(status, 404);
 }
 
-fn clients_python() -> Option<PathBuf> {
-    std::env::var_os("HERMES_CLIENTS_PYTHON").map(PathBuf::from)
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn steps(stdout: &str) -> Vec<(String, Value)> {
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| {
-            (
-                v["step"].as_str().unwrap_or("").to_owned(),
-                v["result"].clone(),
-            )
-        })
-        .collect()
-}
-
-fn step<'a>(all: &'a [(String, Value)], name: &str) -> &'a Value {
-    &all.iter()
-        .find(|(s, _)| s == name)
-        .unwrap_or_else(|| panic!("no {name} in {all:?}"))
-        .1
-}
-
-#[test]
-fn the_python_openai_sdk_chats_streams_and_uses_responses() {
-    let Some(python) = clients_python() else {
-        return;
-    };
-    let sb = Sandbox::start();
-    let gw = gateway(&sb, "");
-    sb.mock.push_all([
-        Reply::text("answer one"),
-        Reply::text("streamed answer"),
-        Reply::text("remembered"),
-        Reply::text("continued"),
-        Reply::text("resp one"),
-        Reply::text("resp two"),
-        Reply::text("resp streamed"),
-    ]);
-    let out = Command::new(python)
-        .arg(fixture("openai_client.py"))
-        .arg(format!("http://127.0.0.1:{}/v1", gw.port))
-        .arg(KEY)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let all = steps(&stdout);
-    assert_eq!(step(&all, "models"), &json!(["hermes-agent"]));
-    assert_eq!(step(&all, "chat")["content"], "answer one");
-    assert_eq!(step(&all, "chat")["finish"], "stop");
-    assert_eq!(step(&all, "chat_stream")["content"], "streamed answer");
-    assert_eq!(step(&all, "chat_stream")["finish"], "stop");
-    let session = step(&all, "session_headers");
-    assert_eq!(session["key"], "agent:main:sdk:dm:7");
-    assert!(session["id"].as_str().unwrap().starts_with("api-"));
-    assert_eq!(step(&all, "session_continue"), "continued");
-    // The continued request carried the stored conversation.
-    let requests = sb.requests();
-    let continued = requests
-        .iter()
-        .find(|r| r.to_string().contains("and now?"))
-        .unwrap();
-    assert!(continued.to_string().contains("remember me"), "{continued}");
-    assert_eq!(step(&all, "responses")["text"], "resp one");
-    assert_eq!(step(&all, "responses_chain")["text"], "resp two");
-    let chained = requests
-        .iter()
-        .find(|r| r.to_string().contains("responses two"))
-        .unwrap();
-    assert!(chained.to_string().contains("responses one"), "{chained}");
-    assert_eq!(step(&all, "responses_get")["text"], "resp one");
-    let streamed = step(&all, "responses_stream");
-    assert_eq!(streamed["text"], "resp streamed");
-    let kinds: Vec<&str> = streamed["kinds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k.as_str().unwrap())
-        .collect();
-    assert_eq!(kinds.first(), Some(&"response.created"));
-    assert_eq!(kinds.last(), Some(&"response.completed"));
-    assert!(kinds.contains(&"response.output_text.delta"));
-    assert_eq!(step(&all, "responses_gone"), "NotFoundError");
-    assert_eq!(step(&all, "bad_key")["status"], 401);
-}
-
-#[test]
-fn the_node_openai_sdk_accumulates_the_stream_strictly() {
-    let Some(modules) = std::env::var_os("HERMES_OPENAI_NODE").map(PathBuf::from) else {
-        return;
-    };
-    let sb = Sandbox::start();
-    let gw = gateway(&sb, "");
-    sb.mock.push_all([
-        Reply::text("node one"),
-        Reply::text("node two"),
-        Reply::text("node three"),
-    ]);
-    // ES modules resolve packages next to the script, so run it from a
-    // directory whose node_modules is the installed one.
-    let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
-    std::fs::copy(
-        fixture("openai_node_client.mjs"),
-        dir.path().join("client.mjs"),
-    )
-    .unwrap();
-    let out = Command::new("node")
-        .arg(dir.path().join("client.mjs"))
-        .arg(format!("http://127.0.0.1:{}/v1", gw.port))
-        .arg(KEY)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let all = steps(&stdout);
-    assert_eq!(step(&all, "chat"), "node one");
-    assert_eq!(step(&all, "chat_stream"), "node two");
-    assert_eq!(
-        step(&all, "chat_stream_helper"),
-        &json!({"content": "node three", "finish": "stop"})
-    );
-}
-
-#[test]
-fn the_llm_cli_talks_to_it_over_chat_and_responses() {
-    let Some(python) = clients_python() else {
-        return;
-    };
-    let llm = python.with_file_name("llm");
-    let sb = Sandbox::start();
-    let gw = gateway(&sb, "");
-    let user_path = tempfile::tempdir().unwrap();
-    let models = |responses: bool| {
-        format!(
-            "- model_id: peer\n  model_name: hermes-agent\n  api_base: \"http://127.0.0.1:{}/v1\"\n  api_key_name: peer\n  can_stream: true\n{}",
-            gw.port,
-            if responses { "  responses: true\n" } else { "" }
-        )
-    };
-    let run = |args: &[&str]| {
-        Command::new(&llm)
-            .args(args)
-            .env("LLM_USER_PATH", user_path.path())
-            .output()
-            .unwrap()
-    };
-    std::fs::write(
-        user_path.path().join("extra-openai-models.yaml"),
-        models(false),
-    )
-    .unwrap();
-    assert!(
-        run(&["keys", "set", "peer", "--value", KEY])
-            .status
-            .success()
-    );
-    sb.mock
-        .push_all([Reply::text("streamed by llm"), Reply::text("not streamed")]);
-    let out = run(&["-m", "peer", "hi there"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "streamed by llm"
-    );
-    let out = run(&["-m", "peer", "--no-stream", "again"]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "not streamed");
-    std::fs::write(
-        user_path.path().join("extra-openai-models.yaml"),
-        models(true),
-    )
-    .unwrap();
-    sb.mock.push(Reply::text("via responses"));
-    let out = run(&["-m", "peer", "responses please"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "via responses");
-}
-
 #[test]
 fn one_gateway_per_home_and_replace_takes_over() {
     let sb = Sandbox::start();
@@ -795,14 +426,7 @@ fn one_gateway_per_home_and_replace_takes_over() {
     let port = gw.port;
     let mut old = gw;
     // (Dropped at the end: it has exited by then, so nothing is signalled.)
-    let child = sb
-        .command()
-        .args(["gateway", "run", "--replace"])
-        .env("API_SERVER_KEY", KEY)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let new = Gateway { child, port };
+    let new = spawn(&sb, port, &["--replace"]);
     // The old process drained and exited; the new one serves the same port.
     let deadline = Instant::now() + Duration::from_secs(30);
     while old.child.try_wait().unwrap().is_none() {
@@ -818,12 +442,7 @@ fn sigterm_lets_a_run_in_flight_finish() {
     let gw = gateway(&sb, "");
     sb.mock
         .push(Reply::text("finished after all").with_delay(Duration::from_millis(1200)));
-    let port = gw.port;
-    let run = std::thread::spawn(move || {
-        let (k, v) = auth();
-        let body = json!({"messages": [{"role": "user", "content": "slow"}]}).to_string();
-        http_try(port, "POST", "/v1/chat/completions", &[(k, &v)], &body).unwrap()
-    });
+    let run = chat_in_background(gw.port, "slow");
     std::thread::sleep(Duration::from_millis(400));
     let mut gw = gw;
     Command::new("kill")

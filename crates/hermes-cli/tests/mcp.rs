@@ -7,7 +7,6 @@
 
 mod support;
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,18 +26,6 @@ fn npm_server(package: &str) -> Option<PathBuf> {
 
 fn mcp_python() -> Option<PathBuf> {
     std::env::var_os("HERMES_MCP_PYTHON").map(PathBuf::from)
-}
-
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A server process stopped when the test ends.
@@ -197,7 +184,7 @@ fn filesystem_server_reads_a_real_file() {
 
 fn python_server(sb_extra: Value) -> Option<Sandbox> {
     let python = mcp_python()?;
-    let mut entry = json!({"command": python, "args": [fixture(), "stdio"]});
+    let mut entry = json!({"command": python, "args": [fixture("mcp_server.py"), "stdio"]});
     if let (Some(e), Some(extra)) = (entry.as_object_mut(), sb_extra.as_object()) {
         e.extend(extra.clone());
     }
@@ -307,7 +294,9 @@ fn dead_and_mute_servers_do_not_stop_the_turn() {
 #[test]
 fn toolsets_choose_servers_and_no_mcp_turns_them_off() {
     let Some(python) = mcp_python() else { return };
-    let sb = sandbox_with(json!({"tiny": {"command": python, "args": [fixture(), "stdio"]}}));
+    let sb = sandbox_with(
+        json!({"tiny": {"command": python, "args": [fixture("mcp_server.py"), "stdio"]}}),
+    );
     sb.mock.push(Reply::text("a"));
     let out = sb.chat("hi", &["-t", "file,no_mcp"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -390,7 +379,9 @@ fn elicitation_without_anyone_to_ask_is_declined() {
 #[test]
 fn tool_search_replaces_many_mcp_tools_with_the_bridge() {
     let Some(python) = mcp_python() else { return };
-    let sb = sandbox_with(json!({"tiny": {"command": python, "args": [fixture(), "stdio"]}}));
+    let sb = sandbox_with(
+        json!({"tiny": {"command": python, "args": [fixture("mcp_server.py"), "stdio"]}}),
+    );
     sb.add_config("tools:\n  tool_search:\n    enabled: on\n");
     sb.mock.push(Reply::tool_call(
         "call_1",

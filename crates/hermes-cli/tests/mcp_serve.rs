@@ -3,21 +3,20 @@
 //! `HERMES_MCP_NPM` (`.ci/run` provides both).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
+use support::{fixture, step, steps};
 
 /// A HERMES_HOME whose state.db (the reference's own file) holds one
 /// Telegram conversation routed by the gateway.
 fn home_with_a_gateway_conversation() -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
     let db = home.path().join("state.db");
-    std::fs::copy(fixtures().join("reference_state.db"), &db).unwrap();
+    std::fs::copy(fixture("reference_state.db"), &db).unwrap();
     let status = Command::new("python3")
         .arg("-c")
         .arg(
@@ -35,21 +34,6 @@ fn home_with_a_gateway_conversation() -> tempfile::TempDir {
     home
 }
 
-fn steps(stdout: &str) -> Vec<(String, Value)> {
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| (v["step"].as_str().unwrap().to_owned(), v["result"].clone()))
-        .collect()
-}
-
-fn step<'a>(all: &'a [(String, Value)], name: &str) -> &'a Value {
-    &all.iter()
-        .find(|(s, _)| s == name)
-        .unwrap_or_else(|| panic!("no {name} in {all:?}"))
-        .1
-}
-
 #[test]
 fn python_sdk_client_reads_conversations_and_waits_for_events() {
     let Some(python) = std::env::var_os("HERMES_MCP_PYTHON") else {
@@ -57,7 +41,7 @@ fn python_sdk_client_reads_conversations_and_waits_for_events() {
     };
     let home = home_with_a_gateway_conversation();
     let out = Command::new(python)
-        .arg(fixtures().join("mcp_serve_client.py"))
+        .arg(fixture("mcp_serve_client.py"))
         .arg(env!("CARGO_BIN_EXE_hermes"))
         .arg(home.path())
         .arg(home.path().join("state.db"))

@@ -10,7 +10,7 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -38,14 +38,6 @@ impl Proxy {
     fn log(&self) -> String {
         std::fs::read_to_string(self._dir.path().join("litellm.log")).unwrap_or_default()
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `GET path` on the proxy; the status code, or `None` when it does not answer yet.

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 use hermes_mock::MockServer;
 
+pub mod gateway;
 pub mod pty;
 use serde_json::Value;
 
@@ -141,4 +142,42 @@ pub fn session_id_of(out: &Output) -> String {
         .unwrap_or_else(|| panic!("no session_id line in:\n{err}"))
         .trim()
         .to_owned()
+}
+
+/// A loopback port nobody listens on (yet).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A file under `tests/fixtures`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// The `{"step": …, "result": …}` lines a fixture client printed.
+pub fn steps(stdout: &str) -> Vec<(String, Value)> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| {
+            (
+                v["step"].as_str().unwrap_or("").to_owned(),
+                v["result"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The result of the step called `name`.
+pub fn step<'a>(all: &'a [(String, Value)], name: &str) -> &'a Value {
+    &all.iter()
+        .find(|(s, _)| s == name)
+        .unwrap_or_else(|| panic!("no {name} in {all:?}"))
+        .1
 }
