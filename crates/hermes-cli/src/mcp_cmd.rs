@@ -1,14 +1,13 @@
 //! `hermes mcp`: add, list, remove and test MCP servers in config.yaml, and
 //! `hermes mcp serve` (Hermes as an MCP server over stdio).
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use hermes_mcp::{HubOptions, Link, McpConfig, McpHub, ServerConfig, TransportConfig};
+use hermes_mcp::{Link, McpConfig, McpHub, ServerConfig, TransportConfig};
 use hermes_session::Setup;
 use hermes_state::config_edit::{Entry, update_config_entries};
 use serde_json::{Map, Value, json};
@@ -34,27 +33,8 @@ enum McpAction {
     Add {
         /// Server name (used as config key).
         name: String,
-        /// HTTP endpoint URL (Streamable HTTP, or legacy SSE with --transport sse).
-        #[arg(long)]
-        url: Option<String>,
-        /// Stdio command (e.g. npx).
-        #[arg(long = "command", value_name = "CMD")]
-        command: Option<String>,
-        /// Arguments for the stdio command; must be the last option.
-        #[arg(long, num_args = 1.., allow_hyphen_values = true)]
-        args: Vec<String>,
-        /// HTTP transport: `http` (Streamable HTTP, the default) or `sse` (legacy).
-        #[arg(long, value_parser = ["http", "sse"])]
-        transport: Option<String>,
-        /// Timeout in seconds for the initial connection and tool discovery.
-        #[arg(long = "connect-timeout")]
-        connect_timeout: Option<f64>,
-        /// Environment variables for stdio servers (KEY=VALUE).
-        #[arg(long, num_args = 0..)]
-        env: Vec<String>,
-        /// HTTP headers for URL servers (`Name: value`).
-        #[arg(long = "header", value_name = "NAME: VALUE")]
-        headers: Vec<String>,
+        #[command(flatten)]
+        server: NewServer,
     },
     /// Remove an MCP server from config.yaml.
     #[command(alias = "rm")]
@@ -83,25 +63,8 @@ pub async fn run(args: McpArgs, run: &RunArgs) -> Result<ExitCode> {
         }
         McpAction::Remove { name } => remove(&setup, &name),
         McpAction::Test { name } => test(&setup, &name).await,
-        McpAction::Add {
-            name,
-            url,
-            command,
-            args,
-            transport,
-            connect_timeout,
-            env,
-            headers,
-        } => {
-            let entry = new_entry(NewServer {
-                url,
-                command,
-                args,
-                transport,
-                connect_timeout,
-                env,
-                headers,
-            })?;
+        McpAction::Add { name, server } => {
+            let entry = new_entry(server)?;
             add(&setup, &name, entry).await
         }
     }
@@ -160,13 +123,29 @@ fn confirm(question: &str, default: bool) -> bool {
     }
 }
 
+/// Where a new server is and how to start it (`hermes mcp add` flags).
+#[derive(Debug, Args)]
 struct NewServer {
+    /// HTTP endpoint URL (Streamable HTTP, or legacy SSE with --transport sse).
+    #[arg(long)]
     url: Option<String>,
+    /// Stdio command (e.g. npx).
+    #[arg(long = "command", value_name = "CMD")]
     command: Option<String>,
+    /// Arguments for the stdio command; must be the last option.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true)]
     args: Vec<String>,
+    /// HTTP transport: `http` (Streamable HTTP, the default) or `sse` (legacy).
+    #[arg(long, value_parser = ["http", "sse"])]
     transport: Option<String>,
+    /// Timeout in seconds for the initial connection and tool discovery.
+    #[arg(long = "connect-timeout")]
     connect_timeout: Option<f64>,
+    /// Environment variables for stdio servers (KEY=VALUE).
+    #[arg(long, num_args = 0..)]
     env: Vec<String>,
+    /// HTTP headers for URL servers (`Name: value`).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
 }
 
@@ -250,18 +229,7 @@ async fn probe(setup: &Setup, server: &ServerConfig) -> Result<Probe, String> {
         problems: Vec::new(),
     };
     let started = Instant::now();
-    let hub = McpHub::start(
-        &config,
-        HubOptions {
-            hermes_home: setup.home.root().to_path_buf(),
-            env: setup
-                .env
-                .iter()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect::<BTreeMap<_, _>>(),
-            reserved: Vec::new(),
-        },
-    );
+    let hub = McpHub::start(&config, hermes_session::mcp::hub_options(setup));
     hub.wait_settled(server.connect_timeout + Duration::from_secs(1))
         .await;
     let elapsed = started.elapsed();

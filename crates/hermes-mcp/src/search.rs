@@ -227,6 +227,11 @@ pub fn bridge(deferred: Vec<Arc<dyn Tool>>, config: ToolSearchConfig) -> Vec<Arc
         .collect()
 }
 
+/// A string argument, trimmed (`""` when missing).
+fn text_arg<'a>(args: &'a Value, key: &str) -> &'a str {
+    args.get(key).and_then(Value::as_str).unwrap_or("").trim()
+}
+
 struct Bridge {
     name: &'static str,
     catalog: Arc<Catalog>,
@@ -234,11 +239,7 @@ struct Bridge {
 
 impl Bridge {
     fn search(&self, args: &Value) -> String {
-        let query = args
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
+        let query = text_arg(args, "query");
         if query.is_empty() {
             return error_json("query is required");
         }
@@ -263,11 +264,7 @@ impl Bridge {
     }
 
     fn describe(&self, args: &Value) -> String {
-        let name = args
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
+        let name = text_arg(args, "name");
         if name.is_empty() {
             return error_json("name is required");
         }
@@ -285,11 +282,7 @@ impl Bridge {
     }
 
     async fn invoke(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let name = args
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
+        let name = text_arg(&args, "name");
         if name.is_empty() {
             return Ok(error_json("tool_call requires a 'name' argument"));
         }

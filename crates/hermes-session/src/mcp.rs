@@ -50,18 +50,21 @@ pub(crate) fn start(setup: &Setup) -> Option<McpHub> {
     if safe_mode || config.enabled().next().is_none() {
         return None;
     }
-    Some(McpHub::start(
-        &config,
-        HubOptions {
-            hermes_home: setup.home.root().to_path_buf(),
-            env: setup
-                .env
-                .iter()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect(),
-            reserved: reserved_names(),
-        },
-    ))
+    Some(McpHub::start(&config, hub_options(setup)))
+}
+
+/// What a hub needs from this setup: the home, the environment, and the
+/// names MCP tools may not take.
+pub fn hub_options(setup: &Setup) -> HubOptions {
+    HubOptions {
+        hermes_home: setup.home.root().to_path_buf(),
+        env: setup
+            .env
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        reserved: reserved_names(),
+    }
 }
 
 /// A session's MCP tools for `toolsets`; returns the view (if any server is

@@ -24,16 +24,7 @@ fn server_entry() -> Option<String> {
 }
 
 fn last_tool_content(sb: &Sandbox) -> serde_json::Value {
-    let requests = sb.mock.chat_requests();
-    let tool = requests.last().unwrap()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .cloned()
-        .unwrap();
-    serde_json::from_str(&support::text_of(&tool["content"])).unwrap()
+    serde_json::from_str(&support::last_tool_result(sb)).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,24 +9,10 @@ use std::time::{Duration, Instant};
 use hermes_mock::Reply;
 use hermes_protocol::{ApprovalChoice, Event, Op, TurnEnd};
 use serde_json::json;
-use support::{Sandbox, final_text, turn, wait_for};
+use support::{Sandbox, final_text, last_tool_result, turn, wait_for};
 
 fn terminal(command: &str) -> Reply {
     Reply::tool_call("t1", "terminal", &json!({ "command": command }).to_string())
-}
-
-/// The content of the last tool message the model was sent.
-fn last_tool_result(sb: &Sandbox) -> String {
-    let requests = sb.mock.chat_requests();
-    let last = requests.last().unwrap();
-    last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .map(|m| support::text_of(&m["content"]))
-        .unwrap_or_default()
 }
 
 #[tokio::test]

@@ -157,3 +157,17 @@ pub fn write_then_answer(req: &RecordedRequest) -> Option<Reply> {
         _ => Reply::text(format!("done {marker}")),
     })
 }
+
+/// The content of the last tool message the model was sent.
+pub fn last_tool_result(sb: &Sandbox) -> String {
+    let requests = sb.mock.chat_requests();
+    let last = requests.last().unwrap();
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default()
+}
