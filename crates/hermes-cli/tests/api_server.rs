@@ -455,3 +455,29 @@ fn sigterm_lets_a_run_in_flight_finish() {
     let exited = gw.child.wait().unwrap();
     assert!(exited.success(), "{exited:?}");
 }
+
+#[test]
+fn install_writes_a_systemd_user_unit_for_this_home() {
+    let sb = Sandbox::start();
+    let config_home = sb.home.path().join("xdg");
+    let out = sb
+        .command()
+        .args(["gateway", "install", "--no-enable"])
+        .env("XDG_CONFIG_HOME", &config_home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unit =
+        std::fs::read_to_string(config_home.join("systemd/user/hermes-gateway.service")).unwrap();
+    assert!(unit.contains("gateway run --replace"), "{unit}");
+    assert!(
+        unit.contains(&format!("HERMES_HOME={}", sb.home.path().display())),
+        "{unit}"
+    );
+    assert!(unit.contains("KillSignal=SIGTERM"), "{unit}");
+    assert!(
+        stdout(&out).contains("systemctl --user"),
+        "{}",
+        stdout(&out)
+    );
+}

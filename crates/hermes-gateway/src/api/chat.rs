@@ -207,11 +207,7 @@ fn parse(
         .filter(|m| !m.trim().is_empty())
         .unwrap_or(&state.config.model_name)
         .to_owned();
-    let stream = match body.get("stream") {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => matches!(s.to_ascii_lowercase().as_str(), "true" | "1" | "yes"),
-        _ => false,
-    };
+    let stream = super::body_flag(body, "stream", false);
     Ok(ChatRequest {
         run: RunRequest {
             session_id,

@@ -275,6 +275,25 @@ pub(crate) fn hex_id(prefix: &str, len: usize) -> String {
     format!("{prefix}{}", &hex[..len.min(hex.len())])
 }
 
+/// A boolean body field as the reference reads it: JSON booleans, the
+/// strings true/1/yes/on and false/0/no/off, numbers; anything else is `default`.
+pub(crate) fn body_flag(
+    body: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    default: bool,
+) -> bool {
+    match body.get(key) {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => true,
+            "false" | "0" | "no" | "off" => false,
+            _ => default,
+        },
+        Some(serde_json::Value::Number(n)) => n.as_f64().map_or(default, |f| f != 0.0),
+        _ => default,
+    }
+}
+
 /// Reads a JSON object body, with OpenAI-shaped errors for what is wrong.
 pub(crate) fn read_body(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,

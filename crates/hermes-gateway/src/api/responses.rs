@@ -219,11 +219,7 @@ fn parse(state: &AppState, body: &Map<String, Value>) -> Result<Parsed, ApiError
     if let Some(name) = &conversation {
         previous = state.responses.conversation(name);
     }
-    let flag = |key: &str, default: bool| match body.get(key) {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => matches!(s.to_ascii_lowercase().as_str(), "true" | "1" | "yes"),
-        _ => default,
-    };
+    let flag = |key: &str, default: bool| super::body_flag(body, key, default);
     let mut inputs: Vec<(String, String)> = Vec::new();
     match raw_input {
         Value::String(s) => inputs.push(("user".into(), s.clone())),
