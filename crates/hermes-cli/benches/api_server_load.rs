@@ -8,6 +8,10 @@
 //!   with its state.db session) against the mock provider: requests/s,
 //!   latency p50/p99, errors, and the gateway's peak RSS.
 //!
+//! `HERMES_BENCH_GATEWAY=PATH` runs `PATH gateway run` instead of this build's
+//! binary: the reference's `hermes` (its API server needs `aiohttp`), or a
+//! wrapper script that starts ours under a profiler.
+//!
 //! Goals (issue 17): ≥ 500 requests/s sustained, p99 ≤ 1 s, ≤ 100 MiB peak RSS,
 //! no errors; `/health` ready ≤ 20 ms after exec at ≤ 15 MiB.
 
@@ -97,7 +101,8 @@ fn main() {
     .unwrap();
 
     let started = Instant::now();
-    let mut child = Command::new(BIN)
+    let other = std::env::var_os("HERMES_BENCH_GATEWAY");
+    let mut child = Command::new(other.as_deref().unwrap_or(BIN.as_ref()))
         .args(["gateway", "run"])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())

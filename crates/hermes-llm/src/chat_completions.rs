@@ -179,7 +179,7 @@ impl ChatCompletionsProvider {
     ) -> Result<DeltaStream, LlmError> {
         let mut body = wire::request_body(request);
         if let Some(ttl) = self.prompt_cache {
-            wire::apply_envelope_cache(&mut body, ttl);
+            wire::apply_envelope_cache(&mut body.fields, ttl);
         }
         let key = self.api_key.as_deref();
         post_sse(

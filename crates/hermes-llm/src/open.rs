@@ -234,7 +234,7 @@ pub(crate) async fn post_sse(
     http: &Http,
     url: &str,
     bearer: Option<&str>,
-    body: &Value,
+    body: &(impl serde::Serialize + Sync),
     cancel: &CancellationToken,
     idle: Duration,
 ) -> Result<Opened, LlmError> {

@@ -1,13 +1,12 @@
 //! The OpenAI chat-completions wire format: request bodies, stream chunks,
 //! full completions and usage blocks.
 
-use hermes_protocol::{FinishReason, Message, Role, Usage};
+use hermes_protocol::{FinishReason, Message, Role, ToolSchema, Usage};
 use serde_json::{Map, Value, json};
 
 use crate::error::{MAX_ERROR_BODY, truncate};
 use crate::{ChatRequest, LlmError, StreamDelta, ToolChoice};
 
-/// The JSON body of a streamed chat-completions request.
 /// A message as sent; GPT-5 and Codex models take instructions as `developer`.
 fn wire_message(m: &hermes_protocol::Message, model: &str) -> Value {
     let mut v = message_json(m);
@@ -17,7 +16,44 @@ fn wire_message(m: &hermes_protocol::Message, model: &str) -> Value {
     v
 }
 
-pub(crate) fn request_body(req: &ChatRequest) -> Value {
+/// A chat-completions request body. The tools are serialized straight from
+/// the shared schemas: copying them into the JSON tree would cost every request
+/// of every session its own deep copy.
+#[derive(serde::Serialize)]
+pub(crate) struct RequestBody<'a> {
+    /// Everything but the tools (an object).
+    #[serde(flatten)]
+    pub(crate) fields: Value,
+    #[serde(skip_serializing_if = "WireTools::is_empty")]
+    tools: WireTools<'a>,
+}
+
+/// Tool schemas in the `{"type": "function", "function": …}` wrapping.
+struct WireTools<'a>(&'a [ToolSchema]);
+
+impl WireTools<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl serde::Serialize for WireTools<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Wrapped<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            function: &'a ToolSchema,
+        }
+        serializer.collect_seq(self.0.iter().map(|function| Wrapped {
+            kind: "function",
+            function,
+        }))
+    }
+}
+
+/// The body of a streamed chat-completions request.
+pub(crate) fn request_body(req: &ChatRequest) -> RequestBody<'_> {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(req.model.clone()));
     body.insert(
@@ -28,21 +64,6 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
             .collect(),
     );
     if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), tools);
         match &req.tool_choice {
             ToolChoice::Auto => {}
             ToolChoice::None => {
@@ -69,7 +90,10 @@ pub(crate) fn request_body(req: &ChatRequest) -> Value {
         let t = t.to_string().parse::<f64>().unwrap_or(f64::from(t));
         body.insert("temperature".into(), json!(t));
     }
-    Value::Object(body)
+    RequestBody {
+        fields: Value::Object(body),
+        tools: WireTools(&req.tools),
+    }
 }
 
 /// Whether a marker inside this message's content would be honoured: only text

@@ -3,9 +3,14 @@ use serde_json::{Value, json};
 
 use super::{
     apply_envelope_cache, chunk_deltas, completion_deltas, embedded_error, message_json,
-    parse_usage, request_body,
+    parse_usage,
 };
 use crate::{ChatRequest, LlmError, StreamDelta};
+
+/// The request body as the provider receives it.
+fn request_body(req: &ChatRequest) -> Value {
+    serde_json::to_value(super::request_body(req)).unwrap()
+}
 
 fn deltas(chunk: Value) -> Vec<StreamDelta> {
     let mut out = Vec::new();

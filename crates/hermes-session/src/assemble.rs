@@ -373,6 +373,7 @@ fn registry(
 ) -> Result<Registry, SessionError> {
     let setup = services.setup();
     let mut all = Registry::with_builtins();
+    all.share_schemas_through(services.schema_interner().clone());
     all.register(Arc::new(SessionSearchTool::new(setup.home.state_db())));
     all.register(Arc::new(crate::delegation::delegate_tool(
         services, parent, fallbacks, retry,

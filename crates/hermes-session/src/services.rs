@@ -37,7 +37,9 @@ struct Inner {
     setup: Setup,
     http: OnceLock<Result<SharedHttp, String>>,
     providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
-    store: Result<Arc<dyn SessionStore>, String>,
+    /// Opened on first use: a server answers health checks before it needs
+    /// SQLite, and commands that record nothing never open it.
+    store: OnceLock<Result<Arc<dyn SessionStore>, String>>,
     /// The MCP servers (connected on first use; `None` when none is configured).
     /// Whether the bundled skills were seeded this process (and why not).
     bundled_skills: OnceLock<Option<String>>,
@@ -45,6 +47,8 @@ struct Inner {
     skills_index: Mutex<Option<(std::time::Instant, SkillsIndex)>>,
     /// Outer `None`: not started yet; inner `None`: no server configured.
     mcp: Mutex<Option<Option<hermes_mcp::McpHub>>>,
+    /// Sessions offering the same tools share one copy of their schemas.
+    schemas: hermes_tools::SchemaInterner,
 }
 
 impl Drop for Inner {
@@ -68,10 +72,7 @@ impl Services {
     /// Services over `setup`, with `state.db` in its home as the store. A store
     /// that cannot be opened turns history off (see [`Services::store_problem`]).
     pub fn new(setup: Setup) -> Self {
-        let store = SqliteStore::open(&setup.home.state_db())
-            .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
-            .map_err(|e| e.0);
-        Self::with_store(setup, store)
+        Self::build(setup, OnceLock::new())
     }
 
     /// Services that record nothing (for commands that only talk to providers).
@@ -81,6 +82,10 @@ impl Services {
 
     /// Services over `setup` with another session store (or none, with the reason).
     pub fn with_store(setup: Setup, store: Result<Arc<dyn SessionStore>, String>) -> Self {
+        Self::build(setup, OnceLock::from(store))
+    }
+
+    fn build(setup: Setup, store: OnceLock<Result<Arc<dyn SessionStore>, String>>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 setup,
@@ -90,8 +95,22 @@ impl Services {
                 bundled_skills: OnceLock::new(),
                 skills_index: Mutex::new(None),
                 mcp: Mutex::new(None),
+                schemas: hermes_tools::SchemaInterner::default(),
             }),
         }
+    }
+
+    fn opened_store(&self) -> &Result<Arc<dyn SessionStore>, String> {
+        self.inner.store.get_or_init(|| {
+            SqliteStore::open(&self.inner.setup.home.state_db())
+                .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
+                .map_err(|e| e.0)
+        })
+    }
+
+    /// Where sessions' registries share equal tool schemas.
+    pub fn schema_interner(&self) -> &hermes_tools::SchemaInterner {
+        &self.inner.schemas
     }
 
     /// The setup every session is built from.
@@ -101,12 +120,12 @@ impl Services {
 
     /// The session store, when it could be opened.
     pub fn store(&self) -> Option<Arc<dyn SessionStore>> {
-        self.inner.store.as_ref().ok().cloned()
+        self.opened_store().as_ref().ok().cloned()
     }
 
     /// Why there is no store, when there is none.
     pub fn store_problem(&self) -> Option<String> {
-        self.inner.store.as_ref().err().map(|e| {
+        self.opened_store().as_ref().err().map(|e| {
             format!(
                 "session history is off: cannot open {}: {e}",
                 self.inner.setup.home.state_db().display()

@@ -12,7 +12,7 @@ pub mod toolsets;
 pub mod truncate;
 pub mod url_safety;
 
-pub use registry::Registry;
+pub use registry::{Registry, SchemaInterner};
 pub use tool::{
     Clarifier, DynamicTools, Homes, ParallelClass, Tool, ToolContext, ToolError, ToolResult,
     arg_bool, arg_i64, arg_str, error_json, require_str,

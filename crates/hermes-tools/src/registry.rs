@@ -1,7 +1,7 @@
 //! The set of tools an agent can offer, looked up by name.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use hermes_protocol::ToolSchema;
 
@@ -16,6 +16,39 @@ pub struct Registry {
     generation: u64,
     /// The schemas, built once per generation and shared by every request.
     schemas: std::sync::OnceLock<Arc<[ToolSchema]>>,
+    /// Where equal schema sets of other registries are found and shared.
+    interner: Option<SchemaInterner>,
+}
+
+/// Shares equal schema sets between registries: many sessions offering the
+/// same tools then hold one copy of the schemas instead of one each.
+#[derive(Clone, Default)]
+pub struct SchemaInterner {
+    sets: Arc<Mutex<Vec<Weak<[ToolSchema]>>>>,
+}
+
+impl std::fmt::Debug for SchemaInterner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchemaInterner").finish_non_exhaustive()
+    }
+}
+
+impl SchemaInterner {
+    /// The live set equal to `built`, or `built` itself, now shared.
+    pub fn intern(&self, built: Vec<ToolSchema>) -> Arc<[ToolSchema]> {
+        let mut sets = self.sets.lock().unwrap_or_else(PoisonError::into_inner);
+        sets.retain(|w| w.strong_count() > 0);
+        if let Some(same) = sets
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|set| **set == *built)
+        {
+            return same;
+        }
+        let set: Arc<[ToolSchema]> = built.into();
+        sets.push(Arc::downgrade(&set));
+        set
+    }
 }
 
 impl std::fmt::Debug for Registry {
@@ -31,6 +64,13 @@ impl Registry {
     /// An empty registry.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Shares this registry's schemas (and those of registries derived from
+    /// it) with equal sets built through the same interner.
+    pub fn share_schemas_through(&mut self, interner: SchemaInterner) {
+        self.interner = Some(interner);
+        self.schemas = std::sync::OnceLock::new();
     }
 
     /// A registry holding every built-in tool.
@@ -97,6 +137,7 @@ impl Registry {
             tools,
             generation: self.generation + 1,
             schemas: std::sync::OnceLock::new(),
+            interner: self.interner.clone(),
         })
     }
 
@@ -109,7 +150,13 @@ impl Registry {
     /// sessions do not each hold their own copy.
     pub fn shared_schemas(&self) -> Arc<[ToolSchema]> {
         self.schemas
-            .get_or_init(|| self.tools.values().map(|t| t.schema()).collect())
+            .get_or_init(|| {
+                let built: Vec<ToolSchema> = self.tools.values().map(|t| t.schema()).collect();
+                match &self.interner {
+                    Some(interner) => interner.intern(built),
+                    None => built.into(),
+                }
+            })
             .clone()
     }
 
@@ -154,6 +201,31 @@ mod tests {
         let mut sorted = names.clone();
         sorted.sort();
         assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn equal_schema_sets_are_shared_through_an_interner() {
+        let interner = SchemaInterner::default();
+        let mut a = Registry::with_builtins();
+        a.share_schemas_through(interner.clone());
+        let mut b = Registry::with_builtins();
+        b.share_schemas_through(interner.clone());
+        assert!(Arc::ptr_eq(&a.shared_schemas(), &b.shared_schemas()));
+        // A different selection gets its own set; a derived registry keeps the interner.
+        let only_file = a.filtered(&["file".to_owned()]).unwrap();
+        let c = b.filtered(&["file".to_owned()]).unwrap();
+        assert!(!Arc::ptr_eq(
+            &only_file.shared_schemas(),
+            &a.shared_schemas()
+        ));
+        assert!(Arc::ptr_eq(
+            &only_file.shared_schemas(),
+            &c.shared_schemas()
+        ));
+        // Without an interner every registry builds its own.
+        let d = Registry::with_builtins();
+        assert!(!Arc::ptr_eq(&d.shared_schemas(), &a.shared_schemas()));
+        assert_eq!(*d.shared_schemas(), *a.shared_schemas());
     }
 
     #[test]
