@@ -112,7 +112,7 @@ fn agent_tuned(
 ) -> (Agent, Remembered) {
     let tools = Registry::with_builtins()
         .filtered(&["terminal".to_owned()])
-        .unwrap();
+        .0;
     agent_with(mock, past, tools, tune)
 }
 

@@ -35,7 +35,7 @@ fn builder(mock: &MockServer) -> AgentBuilder {
     };
     let tools = Registry::with_builtins()
         .filtered(&["terminal".to_owned()])
-        .unwrap();
+        .0;
     Agent::builder(provider(mock), tools, options)
         .system_prompt(Some("sys".into()))
         .retry_policy(RetryPolicy {

@@ -21,6 +21,7 @@ mod pump;
 pub mod redact;
 pub mod responses;
 pub mod sse;
+mod tls;
 mod wire;
 
 pub use accumulate::{Completion, StreamAccumulator, complete};

@@ -76,7 +76,10 @@ impl SharedHttp {
     /// A client with our user agent and `connect_timeout` for each TCP/TLS connection.
     pub fn new(connect_timeout: Duration) -> Result<Self, LlmError> {
         install_crypto_provider();
+        let tls = crate::tls::client_config()
+            .map_err(|e| LlmError::Config(format!("cannot set up TLS: {e}")))?;
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
             .user_agent(concat!("hermes-rs/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(connect_timeout)
             .build()

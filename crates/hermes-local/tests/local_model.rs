@@ -173,7 +173,7 @@ async fn the_agent_executes_the_local_models_tool_call() {
     };
     let tools = Registry::with_builtins()
         .filtered(&["terminal".to_owned(), "file".to_owned()])
-        .unwrap();
+        .0;
     let dir = tempfile::tempdir().unwrap();
     let options = AgentOptions {
         model: "local".into(),

@@ -79,14 +79,21 @@ pub(crate) async fn assemble(
     });
     let (mcp_tools, builtin_toolsets) =
         crate::mcp::session_tools(setup, services.mcp().as_ref(), &toolsets, sampler);
-    let tools = registry(
+    let (tools, unknown) = registry(
         services,
         (&provider, &endpoint),
         &fallbacks,
         retry.clone(),
         memory_tool.as_ref(),
         &builtin_toolsets,
-    )?;
+    );
+    if !unknown.is_empty() {
+        // As the reference: named, and the session starts without them.
+        notices.push(Notice::Warning(format!(
+            "Unknown toolsets: {} (ignored; `hermes tools list` shows the known ones)",
+            unknown.join(", ")
+        )));
+    }
     let model = endpoint.model.clone().unwrap_or_default();
     let max_turns = spec.max_turns.unwrap_or(config.agent.max_turns);
     let store = services.store();
@@ -362,7 +369,8 @@ fn with_ephemeral(prompt: &str, spec: &SessionSpec) -> String {
 }
 
 /// Every tool the session offers: the built-ins, session search, delegation,
-/// memory and code execution, cut down to `toolsets`.
+/// memory and code execution, cut down to `toolsets`; with the names in
+/// `toolsets` that are neither a toolset nor a tool.
 fn registry(
     services: &Services,
     parent: (&Arc<dyn Provider>, &Endpoint),
@@ -370,7 +378,7 @@ fn registry(
     retry: RetryPolicy,
     memory: Option<&MemoryTool>,
     toolsets: &[String],
-) -> Result<Registry, SessionError> {
+) -> (Registry, Vec<String>) {
     let setup = services.setup();
     let mut all = Registry::with_builtins();
     all.share_schemas_through(services.schema_interner().clone());
@@ -385,9 +393,7 @@ fn registry(
     // rebuilt after so its sandbox lists only the tools this session really has.
     let settings = CodeExecSettings::from_section(&setup.config.sections.code_execution);
     code_exec::register(&mut all, settings.clone());
-    let mut tools = all
-        .filtered(toolsets)
-        .map_err(|e| SessionError::Spec(e.to_string()))?;
+    let (mut tools, unknown) = all.filtered(toolsets);
     code_exec::refresh(&mut tools, settings);
-    Ok(tools)
+    (tools, unknown)
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use hermes_protocol::ToolSchema;
 
 use crate::Tool;
-use crate::toolsets::{ResolvedToolsets, ToolsetError, resolve};
+use crate::toolsets::{ResolvedToolsets, resolve};
 
 /// Registered tools by wire name. The generation counter changes on every
 /// mutation so callers can cache derived data (schemas) safely.
@@ -124,21 +124,23 @@ impl Registry {
         self.tools.is_empty()
     }
 
-    /// Keeps only the tools selected by `toolsets` whose availability check passes.
-    pub fn filtered(&self, toolsets: &[String]) -> Result<Registry, ToolsetError> {
-        let selection: ResolvedToolsets = resolve(toolsets, |n| self.tools.contains_key(n))?;
+    /// Keeps only the tools selected by `toolsets` whose availability check
+    /// passes; also returns the names that are neither a toolset nor a tool.
+    pub fn filtered(&self, toolsets: &[String]) -> (Registry, Vec<String>) {
+        let selection: ResolvedToolsets = resolve(toolsets, |n| self.tools.contains_key(n));
         let tools = self
             .tools
             .iter()
             .filter(|(name, tool)| selection.selects(name, tool.toolset()) && tool.check().is_ok())
             .map(|(n, t)| (n.clone(), Arc::clone(t)))
             .collect();
-        Ok(Registry {
+        let registry = Registry {
             tools,
             generation: self.generation + 1,
             schemas: std::sync::OnceLock::new(),
             interner: self.interner.clone(),
-        })
+        };
+        (registry, selection.unknown.into_iter().collect())
     }
 
     /// Schemas of every tool, sorted by name (a stable order keeps prompt caches warm).
@@ -212,8 +214,8 @@ mod tests {
         b.share_schemas_through(interner.clone());
         assert!(Arc::ptr_eq(&a.shared_schemas(), &b.shared_schemas()));
         // A different selection gets its own set; a derived registry keeps the interner.
-        let only_file = a.filtered(&["file".to_owned()]).unwrap();
-        let c = b.filtered(&["file".to_owned()]).unwrap();
+        let only_file = a.filtered(&["file".to_owned()]).0;
+        let c = b.filtered(&["file".to_owned()]).0;
         assert!(!Arc::ptr_eq(
             &only_file.shared_schemas(),
             &a.shared_schemas()
@@ -250,7 +252,7 @@ mod tests {
     #[test]
     fn filtered_keeps_selected_toolsets() {
         let reg = Registry::with_builtins();
-        let only_file = reg.filtered(&["file".to_owned()]).unwrap();
+        let only_file = reg.filtered(&["file".to_owned()]).0;
         assert!(only_file.get("read_file").is_some());
         assert!(only_file.get("terminal").is_none());
     }

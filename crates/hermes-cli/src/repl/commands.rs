@@ -42,19 +42,19 @@ pub const COMMANDS: &[CommandDef] = &[
     },
     CommandDef {
         name: "reload-mcp",
-        aliases: &[],
+        aliases: &["reload_mcp"],
         args: "",
         help: "Reload MCP servers from config.yaml",
     },
     CommandDef {
         name: "compress",
-        aliases: &[],
+        aliases: &["compact"],
         args: "[topic]",
         help: "Compress the conversation context now",
     },
     CommandDef {
         name: "queue",
-        aliases: &[],
+        aliases: &["q"],
         args: "<prompt>",
         help: "Send a prompt once the running turn finishes (typing plain text mid-turn does the same)",
     },
@@ -126,7 +126,7 @@ pub const COMMANDS: &[CommandDef] = &[
     },
     CommandDef {
         name: "quit",
-        aliases: &["exit", "q"],
+        aliases: &["exit"],
         args: "",
         help: "Exit the CLI",
     },

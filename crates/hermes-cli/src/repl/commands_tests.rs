@@ -45,7 +45,7 @@ fn typos_get_a_suggestion() {
 fn completion_lists_matching_commands() {
     assert_eq!(
         complete("/re"),
-        vec!["/reset", "/retry", "/reload-mcp", "/resume"]
+        vec!["/reset", "/retry", "/reload-mcp", "/reload_mcp", "/resume"]
     );
     assert!(complete("/").len() >= COMMANDS.len());
 }

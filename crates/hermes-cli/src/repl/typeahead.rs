@@ -1,19 +1,19 @@
-//! Lines typed while a turn runs. A thread polls stdin with a short timeout and
-//! reads only complete lines (the terminal is in canonical mode between
-//! prompts, so a line becomes readable when Enter is pressed); it stops as soon
-//! as the turn ends, leaving any half-typed line for the next prompt.
+//! Lines typed while a turn runs. A thread waits on stdin and reads only
+//! complete lines (the terminal is in canonical mode between prompts, so a line
+//! becomes readable when Enter is pressed); the end of the turn wakes it through
+//! a pipe, so the next prompt comes back at once, and any half-typed line is
+//! left for that prompt.
 
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
-use nix::poll::{PollFd, PollFlags, poll};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use tokio::sync::mpsc::UnboundedSender;
 
-/// How long one poll waits before checking whether the turn is over.
-const POLL_MS: u16 = 50;
+/// How long the reader waits between tries while a question owns the input.
+const QUESTION_WAIT_MS: u16 = 50;
 
 /// What the reader saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +30,8 @@ pub(crate) enum Typed {
 /// The running reader; [`TypeAhead::stop`] ends it.
 pub(crate) struct TypeAhead {
     stop: Arc<AtomicBool>,
+    /// Written to (or dropped) to wake the reader out of its wait.
+    wake: Option<std::io::PipeWriter>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -41,20 +43,29 @@ impl TypeAhead {
         bracketed_paste(true);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("typeahead".into())
-            .spawn(move || read_lines(&flag, &lines))
-            .ok();
-        Self { stop, thread }
+        let (thread, wake) = match std::io::pipe() {
+            Ok((woken, wake)) => {
+                let thread = std::thread::Builder::new()
+                    .name("typeahead".into())
+                    .spawn(move || read_lines(&flag, &woken, &lines))
+                    .ok();
+                (thread, Some(wake))
+            }
+            // Without a pipe nothing could end the reader's wait: no type-ahead.
+            Err(_) => (None, None),
+        };
+        Self { stop, wake, thread }
     }
 
-    /// Stops the reader and waits for it (at most one poll interval).
+    /// Stops the reader and waits for it (it wakes at once).
     pub(crate) fn stop(mut self) {
         self.halt();
     }
 
     fn halt(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        // Closing the write end makes the read end readable (end of file).
+        drop(self.wake.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
             bracketed_paste(false);
@@ -78,7 +89,7 @@ fn bracketed_paste(on: bool) {
     }
 }
 
-fn read_lines(stop: &AtomicBool, lines: &UnboundedSender<Typed>) {
+fn read_lines(stop: &AtomicBool, woken: &std::io::PipeReader, lines: &UnboundedSender<Typed>) {
     let stdin = std::io::stdin();
     let fd = stdin.as_fd();
     let mut pending: Vec<u8> = Vec::new();
@@ -87,21 +98,30 @@ fn read_lines(stop: &AtomicBool, lines: &UnboundedSender<Typed>) {
     while !stop.load(Ordering::SeqCst) {
         // A question to the user owns the input while it is asked.
         let Some(_input) = crate::terminal_input::try_read_input() else {
-            std::thread::sleep(Duration::from_millis(u64::from(POLL_MS)));
+            let mut fds = [PollFd::new(woken.as_fd(), PollFlags::POLLIN)];
+            let _ = poll(&mut fds, QUESTION_WAIT_MS);
             continue;
         };
-        let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
-        match poll(&mut fds, POLL_MS) {
+        let mut fds = [
+            PollFd::new(fd, PollFlags::POLLIN),
+            PollFd::new(woken.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, PollTimeout::NONE) {
             Ok(0) => continue,
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => return,
         }
-        let ready = fds[0]
-            .revents()
-            .is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP));
+        let any = PollFlags::POLLIN | PollFlags::POLLHUP;
+        if fds[1].revents().is_some_and(|r| r.intersects(any)) {
+            break;
+        }
+        let ready = fds[0].revents().is_some_and(|r| r.intersects(any));
         if !ready {
-            std::thread::sleep(Duration::from_millis(u64::from(POLL_MS)));
+            // POLLERR/POLLNVAL on stdin: nothing more can be read from it.
+            if fds[0].revents().is_some_and(|r| !r.is_empty()) {
+                break;
+            }
             continue;
         }
         match nix::unistd::read(fd, &mut buf) {
