@@ -38,6 +38,14 @@ pub enum Command {
     Mcp(crate::mcp_cmd::McpArgs),
     /// Run the gateway (the OpenAI-compatible API server), show its status, install it as a service.
     Gateway(crate::gateway_cmd::GatewayArgs),
+    /// Show or change settings (config.yaml and .env).
+    Config(crate::config_cmd::ConfigArgs),
+    /// Show what is installed and configured.
+    Status,
+    /// Show the version.
+    Version,
+    /// List, enable and disable toolsets per platform.
+    Tools(crate::tools_cmd::ToolsArgs),
 }
 
 /// `hermes chat` flags.
@@ -59,42 +67,42 @@ pub struct ChatArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct RunArgs {
     /// Model to use (e.g. anthropic/claude-sonnet-4).
-    #[arg(short = 'm', long = "model", global = true)]
+    #[arg(short = 'm', long = "model")]
     pub model: Option<String>,
 
     /// Inference provider (openrouter, openai, custom, or an alias such as ollama).
-    #[arg(long = "provider", global = true)]
+    #[arg(long = "provider")]
     pub provider: Option<String>,
 
     /// Comma-separated toolsets to enable (default: config `toolsets`, i.e. hermes-cli).
-    #[arg(short = 't', long = "toolsets", global = true, value_name = "LIST")]
+    #[arg(short = 't', long = "toolsets", value_name = "LIST")]
     pub toolsets: Option<String>,
 
     /// Maximum model calls per turn before the agent must summarise (default: agent.max_turns, 90).
-    #[arg(long = "max-turns", global = true, value_name = "N")]
+    #[arg(long = "max-turns", value_name = "N")]
     pub max_turns: Option<u32>,
 
     /// Skip dangerous-command approval prompts.
-    #[arg(long = "yolo", global = true)]
+    #[arg(long = "yolo")]
     pub yolo: bool,
 
     /// Ignore config.yaml and use built-in defaults (.env credentials still load).
-    #[arg(long = "ignore-user-config", global = true)]
+    #[arg(long = "ignore-user-config")]
     pub ignore_user_config: bool,
 
     /// Skip injected context files (AGENTS.md, SOUL.md, .cursorrules, memory).
-    #[arg(long = "ignore-rules", global = true)]
+    #[arg(long = "ignore-rules")]
     pub ignore_rules: bool,
 
     /// Resume a previous session by id (or unique id prefix) or title.
-    #[arg(short = 'r', long = "resume", global = true, value_name = "SESSION")]
+    #[arg(short = 'r', long = "resume", value_name = "SESSION")]
     pub resume: Option<String>,
 
     /// Preload skills (comma-separated names) for the session, ahead of the first message.
-    #[arg(short = 's', long = "skills", global = true, value_name = "NAMES")]
+    #[arg(short = 's', long = "skills", value_name = "NAMES")]
     pub skills: Option<String>,
 
     /// Resume a session by name, or the most recent one when no name is given.
-    #[arg(short = 'c', long = "continue", global = true, value_name = "SESSION_NAME", num_args = 0..=1, default_missing_value = "")]
+    #[arg(short = 'c', long = "continue", value_name = "SESSION_NAME", num_args = 0..=1, default_missing_value = "")]
     pub continue_last: Option<String>,
 }

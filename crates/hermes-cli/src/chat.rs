@@ -39,6 +39,14 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Skills(args))) => crate::skills_cmd::run(args),
         (None, Some(Command::Mcp(args))) => crate::mcp_cmd::run(args, &cli.run).await,
         (None, Some(Command::Gateway(args))) => crate::gateway_cmd::run(args, &cli.run).await,
+        (None, Some(Command::Config(args))) => crate::config_cmd::run(args, &cli.run),
+        (None, Some(Command::Status)) => {
+            load_setup(&cli.run).and_then(|setup| crate::status_cmd::status(&setup))
+        }
+        (None, Some(Command::Version)) => crate::status_cmd::version(),
+        (None, Some(Command::Tools(args))) => {
+            load_setup(&cli.run).and_then(|setup| crate::tools_cmd::run(args, &setup))
+        }
         (None, None) => {
             run_chat(
                 ChatArgs {

@@ -6,6 +6,7 @@ mod args;
 mod auth_cmd;
 mod chat;
 mod clarify_prompt;
+mod config_cmd;
 mod driver;
 mod gateway_cmd;
 mod markdown;
@@ -19,8 +20,10 @@ mod sessions;
 mod sessions_bulk;
 mod skills_cmd;
 mod spinner;
+mod status_cmd;
 mod terminal_input;
 mod terminal_keys;
+mod tools_cmd;
 
 use std::process::ExitCode;
 
@@ -31,7 +34,7 @@ fn main() -> ExitCode {
     if cli.version {
         #[allow(clippy::print_stdout)]
         {
-            println!("Hermes Agent (hermes-rs) v{}", env!("CARGO_PKG_VERSION"));
+            println!("{}", status_cmd::version_line());
         }
         return ExitCode::SUCCESS;
     }

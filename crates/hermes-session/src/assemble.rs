@@ -53,7 +53,7 @@ pub(crate) async fn assemble(
     let toolsets = spec
         .toolsets
         .clone()
-        .unwrap_or_else(|| config.toolsets.clone());
+        .unwrap_or_else(|| config.toolsets_for(&spec.source));
     let mut fallbacks = Vec::new();
     for fb in endpoint::fallbacks(config, env)
         .map_err(|e| SessionError::Setup(format!("{}: {e}", home.config_file().display())))?
@@ -394,6 +394,14 @@ fn registry(
     let settings = CodeExecSettings::from_section(&setup.config.sections.code_execution);
     code_exec::register(&mut all, settings.clone());
     let (mut tools, unknown) = all.filtered(toolsets);
+    let disabled = setup.config.disabled_toolsets();
+    if !disabled.is_empty() {
+        let (off, _) = tools.filtered(&disabled);
+        let names: Vec<String> = off.names().map(str::to_owned).collect();
+        for name in names {
+            tools.unregister(&name);
+        }
+    }
     code_exec::refresh(&mut tools, settings);
     (tools, unknown)
 }

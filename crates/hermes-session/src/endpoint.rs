@@ -51,6 +51,8 @@ pub enum SetupError {
     /// Nothing configured at all.
     #[error(
         "No inference provider is configured. Set one up in any of these ways:\n  \
+         • run `hermes setup` (asks for a provider and key, or sets up the local model)\n  \
+         • run `hermes model pull smollm2` for the small built-in model: offline, no key\n  \
          • put OPENROUTER_API_KEY=… in {home}/.env (provider openrouter)\n  \
          • put OPENAI_API_KEY=… in {home}/.env (provider openai)\n  \
          • point at any OpenAI-compatible server: in {home}/config.yaml set\n      \

@@ -180,6 +180,32 @@ impl Config {
     pub fn get(&self, dotted: &str) -> Option<&Value> {
         dotted.split('.').try_fold(&self.raw, |v, k| v.get(k))
     }
+
+    /// The toolsets sessions on `platform` (`cli`, `api_server`, `cron`, a
+    /// messaging platform) get: `platform_toolsets.<platform>` as the
+    /// reference's `hermes tools` writes it, else `toolsets:`.
+    pub fn toolsets_for(&self, platform: &str) -> Vec<String> {
+        match self.get("platform_toolsets").and_then(|p| p.get(platform)) {
+            Some(Value::Array(items)) => names(items),
+            _ => self.toolsets.clone(),
+        }
+    }
+
+    /// `agent.disabled_toolsets`: taken away from every session's selection.
+    pub fn disabled_toolsets(&self) -> Vec<String> {
+        match self.get("agent.disabled_toolsets") {
+            Some(Value::Array(items)) => names(items),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn names(items: &[Value]) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 fn typed<T: for<'de> Deserialize<'de> + Default>(tree: &Value, key: &str) -> Result<T, String> {

@@ -251,6 +251,91 @@ pub fn set_section_entries(
     Ok(joined)
 }
 
+/// config.yaml text parsed as its owner wrote it (no defaults, no environment).
+pub fn parse_user_yaml(text: &str, path: &Path) -> Result<serde_json::Value, ConfigEditError> {
+    let display = path.display().to_string();
+    crate::config::parse_yaml(text, &display).map_err(|e| ConfigEditError::Invalid {
+        path: display,
+        message: e.to_string(),
+    })
+}
+
+/// A value as block YAML (mappings and lists indented, scalars inline).
+pub fn render_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Object(map) if !map.is_empty() => map
+            .iter()
+            .map(|(k, v)| render_entry(&yaml_key(k), Entry::Tree(v), 0))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        serde_json::Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|item| format!("- {}", inline_value(item)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => inline_value(other),
+    }
+}
+
+/// Sets (or with `None` removes) a whole top-level key, its block included;
+/// every other line stays as it is. A new key is appended.
+pub fn set_top_level(text: &str, key: &str, entry: Option<Entry<'_>>) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let header = lines
+        .iter()
+        .position(|l| indent_of(l) == 0 && sets_key(l, key));
+    let rendered = entry.map(|e| render_entry(&yaml_key(key), e, 0));
+    match header {
+        Some(i) => {
+            let mut end = i + 1;
+            while end < lines.len()
+                && (is_blank_or_comment(&lines[end]) || indent_of(&lines[end]) > 0)
+            {
+                end += 1;
+            }
+            while end > i + 1 && is_blank_or_comment(&lines[end - 1]) {
+                end -= 1;
+            }
+            let replacement: Vec<String> = rendered
+                .map(|r| r.lines().map(str::to_owned).collect())
+                .unwrap_or_default();
+            lines.splice(i..end, replacement);
+        }
+        None => match rendered {
+            Some(r) => lines.extend(r.lines().map(str::to_owned)),
+            None => return text.to_owned(),
+        },
+    }
+    let mut joined = lines.join("\n");
+    joined.push('\n');
+    joined
+}
+
+/// [`set_top_level`] on the file at `path` (created when missing), checked to
+/// parse and replaced atomically.
+pub fn update_top_level(
+    path: &Path,
+    key: &str,
+    entry: Option<Entry<'_>>,
+) -> Result<(), ConfigEditError> {
+    let display = path.display().to_string();
+    let io = |source| ConfigEditError::Io {
+        path: display.clone(),
+        source,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io(e)),
+    };
+    let edited = set_top_level(&text, key, entry);
+    crate::config::parse_yaml(&edited, &display).map_err(|e| ConfigEditError::Invalid {
+        path: display.clone(),
+        message: e.to_string(),
+    })?;
+    hermes_fs::write_atomic(path, edited.as_bytes(), hermes_fs::Access::Keep).map_err(io)
+}
+
 /// Applies [`set_section_keys`] to the file at `path` (created when missing), checking
 /// that the result parses, and replaces the file atomically.
 pub fn update_config_file(

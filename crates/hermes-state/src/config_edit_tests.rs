@@ -107,3 +107,28 @@ fn file_update_round_trips_through_the_parser() {
         "model: {provider: x}\n"
     );
 }
+
+#[test]
+fn top_level_keys_are_set_replaced_and_removed_with_their_blocks() {
+    let text =
+        "# mine\nmodel:\n  default: x\n\ntoolsets:\n  - web\n  - file\n# after\ntimezone: UTC\n";
+    let list = serde_json::json!(["hermes-cli"]);
+    let out = set_top_level(text, "toolsets", Some(Entry::Tree(&list)));
+    assert_eq!(
+        out,
+        "# mine\nmodel:\n  default: x\n\ntoolsets:\n  - hermes-cli\n# after\ntimezone: UTC\n"
+    );
+    let out = set_top_level(&out, "timezone", Some(Entry::Text("Europe/Paris")));
+    assert!(out.ends_with("timezone: Europe/Paris\n"), "{out}");
+    let out = set_top_level(&out, "toolsets", None);
+    assert_eq!(
+        out,
+        "# mine\nmodel:\n  default: x\n\n# after\ntimezone: Europe/Paris\n"
+    );
+    let out = set_top_level(&out, "new_key", Some(Entry::Text("v")));
+    assert!(
+        out.ends_with("timezone: Europe/Paris\nnew_key: v\n"),
+        "{out}"
+    );
+    assert_eq!(set_top_level(&out, "absent", None), out);
+}

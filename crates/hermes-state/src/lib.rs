@@ -7,6 +7,7 @@ mod config;
 pub mod config_edit;
 pub mod context_cache;
 mod env;
+pub mod env_file;
 mod home;
 pub mod memory;
 pub mod numfmt;
