@@ -46,6 +46,16 @@ pub enum Command {
     Version,
     /// List, enable and disable toolsets per platform.
     Tools(crate::tools_cmd::ToolsArgs),
+    /// Check the configuration, the model endpoint and the session store; say how to fix problems.
+    Doctor(crate::doctor::DoctorArgs),
+    /// Show the logs (agent, errors, gateway, mcp), filtered or followed.
+    Logs(crate::logs_cmd::LogsArgs),
+    /// Print a shell completion script: eval "$(hermes completion bash)".
+    Completion {
+        /// The shell.
+        #[arg(value_enum, default_value = "bash")]
+        shell: CompletionShell,
+    },
 }
 
 /// `hermes chat` flags.
@@ -105,4 +115,15 @@ pub struct RunArgs {
     /// Resume a session by name, or the most recent one when no name is given.
     #[arg(short = 'c', long = "continue", value_name = "SESSION_NAME", num_args = 0..=1, default_missing_value = "")]
     pub continue_last: Option<String>,
+}
+
+/// Shells `hermes completion` writes for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CompletionShell {
+    /// Bash.
+    Bash,
+    /// Zsh.
+    Zsh,
+    /// Fish.
+    Fish,
 }

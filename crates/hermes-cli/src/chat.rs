@@ -44,6 +44,9 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
             load_setup(&cli.run).and_then(|setup| crate::status_cmd::status(&setup))
         }
         (None, Some(Command::Version)) => crate::status_cmd::version(),
+        (None, Some(Command::Logs(args))) => home().and_then(|h| crate::logs_cmd::run(args, &h)),
+        (None, Some(Command::Completion { shell })) => completion(shell),
+        (None, Some(Command::Doctor(args))) => crate::doctor::run(args).await,
         (None, Some(Command::Tools(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::tools_cmd::run(args, &setup))
         }
@@ -60,6 +63,32 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         }
     };
     result.unwrap_or_else(|e| fail(&e))
+}
+
+/// The Hermes home the environment names (without loading its config).
+pub(crate) fn home() -> Result<hermes_state::HermesHome> {
+    hermes_state::HermesHome::from_env(
+        std::env::var("HERMES_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    )
+    .ok_or_else(|| anyhow::anyhow!("cannot locate the Hermes home: set HERMES_HOME or HOME"))
+}
+
+/// Writes the completion script for `shell` to stdout.
+fn completion(shell: crate::args::CompletionShell) -> Result<ExitCode> {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    let shell = match shell {
+        crate::args::CompletionShell::Bash => Shell::Bash,
+        crate::args::CompletionShell::Zsh => Shell::Zsh,
+        crate::args::CompletionShell::Fish => Shell::Fish,
+    };
+    let mut command = Cli::command();
+    // Generated into memory: the generator panics on a write error (a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "hermes", &mut script);
+    std::io::stdout().write_all(&script)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints an error the way the binary reports them and returns exit code 1.

@@ -117,18 +117,9 @@ pub(crate) fn is_env_key(key: &str) -> bool {
         || upper.starts_with("TERMINAL_SSH")
 }
 
-fn home_of(run: &RunArgs) -> Result<HermesHome> {
-    let _ = run;
-    HermesHome::from_env(
-        std::env::var("HERMES_HOME").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    )
-    .context("cannot locate the Hermes home: set HERMES_HOME or HOME")
-}
-
 /// Runs a `hermes config` action.
 pub fn run(args: ConfigArgs, run: &RunArgs) -> Result<ExitCode> {
-    let home = home_of(run)?;
+    let home = crate::chat::home()?;
     let mut out = std::io::stdout().lock();
     match args.action.unwrap_or(ConfigAction::Show) {
         ConfigAction::Path => writeln!(out, "{}", home.config_file().display())?,

@@ -189,3 +189,120 @@ fn subcommand_help_does_not_repeat_the_chat_flags() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(sb.requests()[0]["model"], "other-model");
 }
+
+#[test]
+fn doctor_lists_each_problem_of_a_broken_home_with_its_fix() {
+    let sb = Sandbox::start();
+    sb.mock.require_key("the-right-key");
+    sb.add_config("toolsets:\n  - hermes-cli\n  - not-a-toolset\n");
+    std::fs::write(sb.home.path().join(".env"), "CUSTOM_API_KEY=a-wrong-key\n").unwrap();
+    std::fs::write(sb.home.path().join("state.db"), "this is not SQLite").unwrap();
+    let config = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
+    std::fs::write(
+        sb.home.path().join("config.yaml"),
+        config.replace(
+            "default: mock-model",
+            "default: mock-model\n  api_key: a-wrong-key",
+        ),
+    )
+    .unwrap();
+    let out = run(&sb, &["doctor"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("refused the API key"), "{text}");
+    assert!(text.contains("state.db is damaged"), "{text}");
+    assert!(text.contains("hermes sessions repair"), "{text}");
+    assert!(
+        text.contains("Unknown toolsets in config.yaml: not-a-toolset"),
+        "{text}"
+    );
+    assert!(text.contains("Found 3 issue(s) to address"), "{text}");
+    assert!(
+        !text.contains("a-wrong-key"),
+        "the key must not be printed: {text}"
+    );
+
+    // A dead endpoint, and a config.yaml that does not parse.
+    let dead = Sandbox::start();
+    std::fs::write(
+        dead.home.path().join("config.yaml"),
+        "model:\n  provider: custom\n  base_url: http://127.0.0.1:9/v1\n  default: m\n",
+    )
+    .unwrap();
+    let text = stdout(&run(&dead, &["doctor"]));
+    assert!(text.contains("cannot be reached"), "{text}");
+    assert!(text.contains("correct model.base_url"), "{text}");
+    std::fs::write(dead.home.path().join("config.yaml"), "model: [unclosed\n").unwrap();
+    let text = stdout(&run(&dead, &["doctor"]));
+    assert!(text.contains("config.yaml cannot be used"), "{text}");
+    assert!(text.contains("hermes config edit"), "{text}");
+}
+
+#[test]
+fn doctor_on_a_healthy_home_passes_and_fix_creates_what_is_missing() {
+    let sb = Sandbox::start();
+    let out = run(&sb, &["doctor", "--fix"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("Provider custom · model mock-model"),
+        "{text}"
+    );
+    assert!(text.contains(" answers"), "{text}");
+    assert!(text.contains("All checks passed"), "{text}");
+    assert!(sb.home.path().join(".env").is_file());
+    assert!(sb.home.path().join("skills").is_dir());
+}
+
+#[test]
+fn logs_show_filter_and_explain_missing_files() {
+    let sb = Sandbox::start();
+    let missing = run(&sb, &["logs"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stdout(&missing).contains("Log file not found"),
+        "{}",
+        stdout(&missing)
+    );
+    let logs = sb.home.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(
+        logs.join("agent.log"),
+        "2026-01-01 10:00:00,000 INFO [s1] agent: one\n\
+         2026-01-01 10:00:01,000 WARNING [s2] tools.terminal: two\n\
+         2026-01-01 10:00:02,000 ERROR [s1] agent: three\n",
+    )
+    .unwrap();
+    let all = stdout(&run(&sb, &["logs", "-n", "2"]));
+    assert!(
+        !all.contains("one") && all.contains("two") && all.contains("three"),
+        "{all}"
+    );
+    let warn = stdout(&run(
+        &sb,
+        &["logs", "--level", "warning", "--session", "s1"],
+    ));
+    assert!(warn.contains("three") && !warn.contains("two"), "{warn}");
+    let tools = stdout(&run(&sb, &["logs", "--component", "tools"]));
+    assert!(tools.contains("two") && !tools.contains("three"), "{tools}");
+    let bad = run(&sb, &["logs", "--since", "5x"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stdout(&bad).contains("Invalid --since value: '5x'"));
+    assert!(stdout(&run(&sb, &["logs", "list"])).contains("agent.log"));
+}
+
+#[test]
+fn completion_scripts_load_in_bash() {
+    let sb = Sandbox::start();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = run(&sb, &["completion", shell]);
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        assert!(stdout(&out).contains("hermes"), "{shell}");
+    }
+    let script = stdout(&run(&sb, &["completion", "bash"]));
+    let out = std::process::Command::new("bash")
+        .args(["-c", &format!("{script}\ncomplete -p hermes")])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("complete"), "{}", stderr(&out));
+    assert_eq!(run(&sb, &["completion", "tcsh"]).status.code(), Some(2));
+}

@@ -154,6 +154,8 @@ pub(crate) struct State {
     pub responder: Option<Responder>,
     /// Stop recording request bodies (load tests with many requests).
     pub forget_bodies: bool,
+    /// When set, model listings without this bearer key get 401.
+    pub required_key: Option<String>,
 }
 
 impl std::fmt::Debug for State {
@@ -254,6 +256,12 @@ impl MockServer {
     /// memory stays flat.
     pub fn forget_bodies(&self) {
         lock(&self.state).forget_bodies = true;
+    }
+
+    /// Answers `GET …/models` with 401 unless it carries `Authorization:
+    /// Bearer KEY` (a provider check with a wrong key).
+    pub fn require_key(&self, key: &str) {
+        lock(&self.state).required_key = Some(key.to_owned());
     }
 
     /// Every request received so far, in arrival order.

@@ -80,6 +80,7 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
         raw_body,
     };
     let path = path_only(&recorded.path).trim_end_matches('/').to_owned();
+    let authorization = recorded.header("authorization").map(str::to_owned);
     let is_chat = recorded.is_chat();
     let mut info = RequestInfo::from_body(&recorded.body, body.len());
     info.wire = recorded.wire();
@@ -136,6 +137,13 @@ fn record_and_pick(state: &Shared, head: Head, body: &[u8]) -> Answer {
         };
     }
     if path.ends_with("/models") {
+        let wanted = lock(state).required_key.clone();
+        if let Some(key) = wanted
+            && authorization.as_deref() != Some(format!("Bearer {key}").as_str())
+        {
+            let body = json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}});
+            return Answer::Plain(401, body.to_string());
+        }
         let list = json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]});
         return Answer::Plain(200, list.to_string());
     }
