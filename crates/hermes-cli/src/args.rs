@@ -46,6 +46,8 @@ pub enum Command {
     Version,
     /// List, enable and disable toolsets per platform.
     Tools(crate::tools_cmd::ToolsArgs),
+    /// Set Hermes up: the local model, a provider and its key, or an endpoint.
+    Setup(crate::setup_cmd::SetupArgs),
     /// Check the configuration, the model endpoint and the session store; say how to fix problems.
     Doctor(crate::doctor::DoctorArgs),
     /// Show the logs (agent, errors, gateway, mcp), filtered or followed.

@@ -47,6 +47,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Logs(args))) => home().and_then(|h| crate::logs_cmd::run(args, &h)),
         (None, Some(Command::Completion { shell })) => completion(shell),
         (None, Some(Command::Doctor(args))) => crate::doctor::run(args).await,
+        (None, Some(Command::Setup(args))) => crate::setup_cmd::run(&args),
         (None, Some(Command::Tools(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::tools_cmd::run(args, &setup))
         }
@@ -102,6 +103,9 @@ pub fn fail(err: &anyhow::Error) -> ExitCode {
 
 async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
     let run = merge(&chat.run, top);
+    if let Some(code) = first_run(&run)? {
+        return Ok(code);
+    }
     let mode = if chat.quiet {
         Mode::Quiet
     } else {
@@ -120,6 +124,42 @@ async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {
             run_query(&run, input, mode).await
         }
     }
+}
+
+/// On a terminal with nothing configured (no provider, no local model), offers
+/// the setup wizard before the chat; `Some` is the exit code when the user
+/// declines. Elsewhere the session's own error says what to configure.
+fn first_run(run: &RunArgs) -> Result<Option<ExitCode>> {
+    if run.provider.is_some() || !crate::setup_cmd::interactive() {
+        return Ok(None);
+    }
+    let setup = load_setup(run)?;
+    match setup.endpoint(None, run.model.as_deref()) {
+        Err(hermes_session::SetupError::NoProvider { .. })
+            if !crate::status_cmd::local_model_file(&setup).is_file() => {}
+        _ => return Ok(None),
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "\nIt looks like Hermes isn't configured yet -- no API keys or providers found.\n\n  Run:  hermes setup\n"
+    )?;
+    write!(out, "Run setup now? [Y/n] ")?;
+    out.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    let yes = matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "" | "y" | "yes"
+    );
+    if yes && crate::setup_cmd::wizard(&setup.home)? {
+        return Ok(None);
+    }
+    writeln!(
+        out,
+        "\nYou can run 'hermes setup' at any time to configure."
+    )?;
+    Ok(Some(ExitCode::FAILURE))
 }
 
 /// Subcommand flags win over the same flags given before the subcommand.

@@ -20,6 +20,7 @@ mod session_browser;
 mod session_filters;
 mod sessions;
 mod sessions_bulk;
+mod setup_cmd;
 mod skills_cmd;
 mod spinner;
 mod status_cmd;

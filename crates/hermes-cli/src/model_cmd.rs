@@ -77,8 +77,12 @@ fn current(setup: &Setup, flags: &RunArgs) -> Result<(Endpoint, bool)> {
 fn show(setup: &Setup, flags: &RunArgs) -> Result<ExitCode> {
     let (rt, fallback) = current(setup, flags)?;
     let mut out = std::io::stdout().lock();
-    let provider = if fallback {
+    let provider = if fallback && crate::status_cmd::local_model_file(setup).is_file() {
         "local (no provider configured: the embedded model answers offline)".to_owned()
+    } else if fallback {
+        "none: no provider is configured and the local model is not downloaded \
+         (run `hermes setup`, or `hermes model pull smollm2` for the offline model)"
+            .to_owned()
     } else {
         rt.provider.clone()
     };
@@ -254,14 +258,24 @@ fn set(
 
 #[cfg(feature = "local")]
 fn pull(home: &HermesHome, name: &str, python: &str) -> Result<ExitCode> {
-    use std::io::IsTerminal;
-
-    use hermes_local::models::{self, PullProgress};
+    use hermes_local::models;
     if !models::DEFAULT_ALIASES.contains(&name.to_ascii_lowercase().as_str()) {
         bail!(
             "unknown model '{name}': `hermes model pull smollm2` fetches the built-in default; for any other GGUF pass --provider local -m PATH"
         );
     }
+    let path = pull_default_model(home, python)?;
+    let mut out = std::io::stdout();
+    writeln!(out, "{}", path.display())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Fetches (or verifies) the embedded default model, reporting progress on stderr.
+#[cfg(feature = "local")]
+pub(crate) fn pull_default_model(home: &HermesHome, python: &str) -> Result<std::path::PathBuf> {
+    use std::io::IsTerminal;
+
+    use hermes_local::models::{self, PullProgress};
     let mut err = std::io::stderr();
     let tty = err.is_terminal();
     let path = models::pull_default(&home.models_dir(), python, |p| {
@@ -287,9 +301,12 @@ fn pull(home: &HermesHome, name: &str, python: &str) -> Result<ExitCode> {
             }
         };
     })?;
-    let mut out = std::io::stdout();
-    writeln!(out, "{}", path.display())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(path)
+}
+
+#[cfg(not(feature = "local"))]
+pub(crate) fn pull_default_model(_home: &HermesHome, _python: &str) -> Result<std::path::PathBuf> {
+    bail!("this hermes was built without the embedded model (cargo feature `local`)")
 }
 
 #[cfg(not(feature = "local"))]

