@@ -20,6 +20,12 @@ use hermes_session::{Endpoint, Services, Setup, SetupError};
 pub struct ModelArgs {
     #[command(subcommand)]
     action: Option<ModelAction>,
+    /// The provider to show, list or set (default: config's).
+    #[arg(long = "provider", global = true)]
+    provider: Option<String>,
+    /// The model to show (default: config's).
+    #[arg(short = 'm', long = "model", global = true)]
+    model: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,7 +52,12 @@ enum ModelAction {
 }
 
 /// Runs a `hermes model` action; `flags` carries the global `--provider` / `-m`.
-pub async fn run(args: ModelArgs, flags: &RunArgs) -> Result<ExitCode> {
+pub async fn run(args: ModelArgs, top: &RunArgs) -> Result<ExitCode> {
+    let flags = &RunArgs {
+        provider: args.provider.clone().or_else(|| top.provider.clone()),
+        model: args.model.clone().or_else(|| top.model.clone()),
+        ..top.clone()
+    };
     let setup = crate::chat::load_setup(flags)?;
     match args.action.unwrap_or(ModelAction::Show) {
         ModelAction::Show => show(&setup, flags),

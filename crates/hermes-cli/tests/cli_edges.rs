@@ -12,7 +12,7 @@ fn version_and_help() {
     let out = sb.command().arg("--version").output().unwrap();
     assert!(out.status.success());
     assert!(
-        stdout(&out).starts_with("Hermes Agent (hermes-rs) v"),
+        stdout(&out).starts_with("Hermes Agent v") && stdout(&out).contains("(hermes-rs)"),
         "{}",
         stdout(&out)
     );

@@ -91,17 +91,11 @@ fn declining_setup_exits_with_a_pointer_to_it() {
         return;
     }
     let sb = empty_home();
-    let pane = Pane::start(&sb, "decline", "chat");
+    let pane = Pane::start_reporting_exit(&sb, "decline", "chat");
     pane.wait_for("Run setup now? [Y/n]");
     pane.send_line("n");
     pane.wait_for("You can run 'hermes setup' at any time");
-    pane.wait_until("the exit status", |_| {
-        pane.tmux(&["display-message", "-p", "-t", "t", "#{pane_dead}"])
-            .trim()
-            == "1"
-    });
-    let code = pane.tmux(&["display-message", "-p", "-t", "t", "#{pane_dead_status}"]);
-    assert_eq!(code.trim(), "1");
+    pane.wait_for("EXIT=1");
     assert!(!sb.home.path().join("config.yaml").exists());
 }
 

@@ -293,7 +293,7 @@ fn info_commands_title_and_personality() {
     pane.send_line("/status");
     pane.wait_for("Model     mock-model via custom");
     pane.send_line("/compress");
-    pane.wait_for("Nothing to compress yet.");
+    pane.wait_for("Not enough conversation to compress (need at least 4 messages).");
     pane.send_line("/yolo");
     pane.wait_for("YOLO mode ON");
     pane.send_line("/personality pirate");
@@ -696,4 +696,64 @@ fn write_deploy_check_skill(sb: &Sandbox) {
         "---\nname: deploy-check\ndescription: Checks a deployment before it ships.\n---\n\n# Deploy check\n\n1. Run the smoke tests first.\n",
     )
     .unwrap();
+}
+
+#[test]
+fn compress_on_request_summarises_a_short_conversation() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    for i in 1..=4 {
+        sb.mock.push(Reply::text(&format!("answer {i}")));
+    }
+    let pane = Pane::start(&sb, "compress", "chat");
+    pane.wait_for(PROMPT);
+    for i in 1..=4 {
+        pane.send_line(&format!("question {i}"));
+        pane.wait_for(&format!("answer {i}"));
+    }
+    sb.mock
+        .push(Reply::text("The user asked four numbered questions."));
+    pane.send_line("/compact");
+    let screen = pane.wait_for("Compressed: ");
+    assert!(screen.contains("Compressed: 9 → "), "{screen}");
+    // The summary request went to the model, and the next turn carries it.
+    sb.mock.push(Reply::text("answer 5"));
+    pane.send_line("question 5");
+    pane.wait_for("answer 5");
+    let last = sb.requests().last().unwrap().to_string();
+    assert!(last.contains("four numbered questions"), "{last}");
+    assert!(
+        last.contains("question 4") && last.contains("question 5"),
+        "{last}"
+    );
+    assert!(!last.contains("answer 2"), "{last}");
+}
+
+#[test]
+fn a_repl_opened_and_closed_leaves_no_session_behind() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let pane = Pane::start(&sb, "emptyexit", "chat");
+    pane.wait_for(PROMPT);
+    pane.keys(&["C-d"]);
+    pane.wait_until("the REPL to exit", |_| {
+        pane.tmux(&["display-message", "-p", "-t", "t", "#{pane_dead}"])
+            .trim()
+            == "1"
+    });
+    let out = sb.command().args(["sessions", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !listed.contains("cli"),
+        "an empty session is listed:\n{listed}"
+    );
+    let db = rusqlite::Connection::open(sb.home.path().join("state.db")).unwrap();
+    let n: i64 = db
+        .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
 }

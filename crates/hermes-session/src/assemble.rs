@@ -318,7 +318,11 @@ async fn primary(
         Ok(ep) => ep,
         Err(SetupError::NoProvider { .. }) if services.local_model_available() => {
             notices.push(Notice::Info(
-                "No provider configured: answering with the local model (offline). Configure a provider for stronger answers.".into(),
+                "No provider configured: answering offline with the small local model \
+                 (SmolLM2-135M). It manages short questions and chat, but it cannot use tools \
+                 reliably and may make up facts or file listings. `hermes setup` configures a \
+                 provider for real work."
+                    .into(),
             ));
             Endpoint::local(None)
         }

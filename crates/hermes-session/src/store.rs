@@ -32,6 +32,12 @@ pub trait SessionStore: Send + Sync {
     fn reopen_session(&self, id: &str) -> Result<(), StoreError>;
     /// Marks a session ended (the first reason wins).
     fn end_session(&self, id: &str, reason: &str) -> Result<(), StoreError>;
+    /// Deletes the session if nothing was said in it (no messages, no title,
+    /// no children); returns whether it went.
+    fn discard_if_empty(&self, id: &str) -> Result<bool, StoreError> {
+        let _ = id;
+        Ok(false)
+    }
     /// Appends one message.
     fn append_message(
         &self,
@@ -109,6 +115,10 @@ impl SessionStore for SqliteStore {
 
     fn end_session(&self, id: &str, reason: &str) -> Result<(), StoreError> {
         self.with(|db| db.end_session(id, reason))
+    }
+
+    fn discard_if_empty(&self, id: &str) -> Result<bool, StoreError> {
+        self.with(|db| db.delete_if_empty(id))
     }
 
     fn append_message(

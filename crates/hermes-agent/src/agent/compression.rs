@@ -70,14 +70,16 @@ impl Agent {
     }
 
     /// Compresses the conversation now (`/compress [focus]`). `Ok(false)` when there
-    /// was nothing to compress.
+    /// was nothing to compress. Asked for by a person, it keeps only the last
+    /// exchange verbatim (not the automatic trigger's token budget of recent
+    /// messages), so a short conversation can be compressed too.
     pub async fn compress(
         &mut self,
         focus: Option<&str>,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<bool, AgentError> {
-        self.compress_with(Trigger::Manual, focus, None, events, cancel)
+        self.compress_with(Trigger::Manual, focus, Some(0), events, cancel)
             .await
     }
 

@@ -139,6 +139,15 @@ impl Repl {
     /// `/compress [topic]`: summarise the middle of the conversation now.
     async fn compress(&mut self, topic: &str) -> Result<()> {
         let mut err = std::io::stderr();
+        // The system prompt is not part of the conversation.
+        let count = self.session.conv.info().messages.saturating_sub(1);
+        if count < 4 {
+            writeln!(
+                err,
+                "Not enough conversation to compress (need at least 4 messages)."
+            )?;
+            return Ok(());
+        }
         let op = Op::Compress {
             focus: Some(topic.to_owned()).filter(|t| !t.trim().is_empty()),
         };
@@ -146,7 +155,10 @@ impl Repl {
             Event::Compressed { before, after } if before != after => {
                 writeln!(err, "Compressed: {before} → {after} messages.")?;
             }
-            Event::Compressed { .. } => writeln!(err, "Nothing to compress yet.")?,
+            Event::Compressed { before, .. } => writeln!(
+                err,
+                "No changes from compression: {before} messages (the first and the latest exchanges are kept as they are)."
+            )?,
             Event::Error { .. } => {}
             other => unexpected(&other)?,
         }

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 use tokio::sync::mpsc::UnboundedSender;
 
-/// How long the reader waits between tries while a question owns the input.
+/// The longest the reader holds the input lock in one wait, and how long it
+/// waits between tries while a question owns the input.
 const QUESTION_WAIT_MS: u16 = 50;
 
 /// What the reader saw.
@@ -106,7 +107,9 @@ fn read_lines(stop: &AtomicBool, woken: &std::io::PipeReader, lines: &UnboundedS
             PollFd::new(fd, PollFlags::POLLIN),
             PollFd::new(woken.as_fd(), PollFlags::POLLIN),
         ];
-        match poll(&mut fds, PollTimeout::NONE) {
+        // Bounded, so a question asked meanwhile gets the input lock within
+        // one interval; the end of the turn wakes the wait at once.
+        match poll(&mut fds, QUESTION_WAIT_MS) {
             Ok(0) => continue,
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,

@@ -31,12 +31,26 @@ pub fn tmux_available() -> bool {
 
 impl Pane {
     pub fn start(sb: &Sandbox, name: &str, args: &str) -> Pane {
+        Self::launch(sb, name, args, false)
+    }
+
+    /// [`Pane::start`], printing `EXIT=<code>` when the binary ends.
+    pub fn start_reporting_exit(sb: &Sandbox, name: &str, args: &str) -> Pane {
+        Self::launch(sb, name, args, true)
+    }
+
+    fn launch(sb: &Sandbox, name: &str, args: &str, report_exit: bool) -> Pane {
         let socket = format!("hermes-{}-{name}", std::process::id());
         let script = sb.home.path().join(format!("run-{name}.sh"));
+        let (exec, after) = if report_exit {
+            ("", "\necho \"EXIT=$?\"")
+        } else {
+            ("exec ", "")
+        };
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\ncd '{}' && exec env -i PATH=\"$PATH\" HOME='{}' HERMES_HOME='{}' TERM=xterm-256color LANG=C.UTF-8 '{}' {args}\n",
+                "#!/bin/sh\ncd '{}' && {exec}env -i PATH=\"$PATH\" HOME='{}' HERMES_HOME='{}' TERM=xterm-256color LANG=C.UTF-8 '{}' {args}{after}\n",
                 sb.work.path().display(),
                 sb.home.path().display(),
                 sb.home.path().display(),

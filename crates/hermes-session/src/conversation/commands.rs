@@ -144,6 +144,8 @@ impl SessionTask {
                 .map(|m| m.text().to_owned())
                 .unwrap_or_default();
             let opts = self.agent.options();
+            // A session nothing was said in leaves no trace behind.
+            let _ = db.discard_if_empty(&old);
             let created = db.end_session(&old, "new_session").and_then(|()| {
                 db.create_session(&store::new_session_row(
                     &id,

@@ -180,6 +180,13 @@ impl SessionTask {
             },
             Op::Compress { focus } => self.compress(id, focus, ops, outlet).await,
             Op::Shutdown { reason } => {
+                let session = self.agent.options().session_id.clone();
+                if let Some(store) = &self.store
+                    && store.discard_if_empty(&session).unwrap_or(false)
+                {
+                    outlet.emit(id, Event::ShutdownComplete).await;
+                    return true;
+                }
                 if let Err(e) = self.agent.end_session(&reason) {
                     outlet
                         .emit(

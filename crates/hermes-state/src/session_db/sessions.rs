@@ -338,6 +338,24 @@ impl SessionDb {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
+    /// Deletes the session if nothing was ever said in it: no messages (hidden
+    /// ones included), no title, no child sessions. Returns whether it went.
+    /// A REPL opened and closed leaves no trace, as with the reference.
+    pub fn delete_if_empty(&mut self, id: &str) -> Result<bool, DbError> {
+        const CTX: &str = "discarding an empty session";
+        self.write(CTX, |c| {
+            let deleted = c
+                .execute(
+                    "DELETE FROM sessions WHERE id = ?1 AND title IS NULL \
+                     AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?1) \
+                     AND NOT EXISTS (SELECT 1 FROM sessions AS child WHERE child.parent_session_id = ?1)",
+                    [id],
+                )
+                .ctx(CTX)?;
+            Ok(deleted > 0)
+        })
+    }
+
     /// Deletes a session and its messages (usage rows cascade). Delegate subagent children
     /// are deleted with it; other children (branches, continuations) are detached. Returns
     /// whether the session existed.

@@ -540,3 +540,26 @@ fn lineage_titles_are_numbered() {
         "100% _done"
     );
 }
+
+#[test]
+fn only_sessions_nothing_was_said_in_are_discarded() {
+    let (_d, mut db) = temp_db();
+    for id in ["empty", "talked", "titled", "parent"] {
+        db.create_session(&session(id, 1.0)).unwrap();
+    }
+    db.append_message("talked", &Message::user("hi"), &Default::default())
+        .unwrap();
+    db.set_title("titled", "Kept by its title").unwrap();
+    db.create_session(&NewSession {
+        parent_session_id: Some("parent".into()),
+        ..session("child", 2.0)
+    })
+    .unwrap();
+    assert!(db.delete_if_empty("empty").unwrap());
+    assert!(db.get_session("empty").unwrap().is_none());
+    for id in ["talked", "titled", "parent"] {
+        assert!(!db.delete_if_empty(id).unwrap(), "{id}");
+        assert!(db.get_session(id).unwrap().is_some(), "{id}");
+    }
+    assert!(!db.delete_if_empty("no-such-session").unwrap());
+}
