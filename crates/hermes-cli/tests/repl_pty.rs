@@ -705,7 +705,7 @@ fn compress_on_request_summarises_a_short_conversation() {
     }
     let sb = Sandbox::start();
     for i in 1..=4 {
-        sb.mock.push(Reply::text(&format!("answer {i}")));
+        sb.mock.push(Reply::text(format!("answer {i}")));
     }
     let pane = Pane::start(&sb, "compress", "chat");
     pane.wait_for(PROMPT);
