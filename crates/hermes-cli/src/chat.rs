@@ -231,6 +231,8 @@ impl Session {
             max_turns: run.max_turns,
             ignore_rules: run.ignore_rules,
             interactive,
+            // The REPL titles its sessions, as the reference's does.
+            auto_title: interactive,
             ..SessionSpec::new("cli", cwd)
         };
         let conv = SessionManager::new(setup.clone()).start(spec).await?;

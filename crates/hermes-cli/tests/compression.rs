@@ -15,11 +15,16 @@ fn a_resumed_session_over_the_threshold_compresses_into_a_child_session() {
     let aux = MockServer::start();
     let base = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
     // A 3 000-token window triggers at 85 % of it; summaries come from a second endpoint.
+    let base = base.replace(
+        "auxiliary:\n",
+        &format!(
+            "auxiliary:\n  compression:\n    base_url: {}\n    model: summarizer-1\n",
+            aux.base_url()
+        ),
+    );
     let config = |enabled: bool| {
         format!(
-            "{base}  context_length: 3000\ncompression:\n  enabled: {enabled}\n  protect_first_n: 1\n\
-             auxiliary:\n  compression:\n    base_url: {}\n    model: summarizer-1\n",
-            aux.base_url()
+            "{base}  context_length: 3000\ncompression:\n  enabled: {enabled}\n  protect_first_n: 1\n"
         )
     };
     let write =

@@ -153,3 +153,55 @@ fn slash_q_queues_a_prompt_instead_of_quitting() {
         .clone();
     assert_eq!(last_user, "what is queued");
 }
+
+#[test]
+fn the_repl_titles_a_new_session_and_continue_finds_it_by_title() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let config = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
+    std::fs::write(
+        sb.home.path().join("config.yaml"),
+        config.replace("    enabled: false\n", "    enabled: true\n"),
+    )
+    .unwrap();
+    sb.mock.push(Reply::text("Check the linker flags first."));
+    sb.mock.push(
+        Reply::text("\"Title: Fixing The Linker Error\"")
+            .for_request_containing("Name the conversation"),
+    );
+    let pane = Pane::start(&sb, "title", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("my build fails at link time");
+    pane.wait_for("Check the linker flags first.");
+    pane.keys(&["C-d"]);
+    pane.wait_until("the REPL to exit", |_| {
+        pane.tmux(&["display-message", "-p", "-t", "t", "#{pane_dead}"])
+            .trim()
+            == "1"
+    });
+    let title_request = sb
+        .requests()
+        .into_iter()
+        .find(|r| r.to_string().contains("Name the conversation"))
+        .expect("a title request");
+    assert!(
+        title_request
+            .to_string()
+            .contains("my build fails at link time")
+    );
+    let listed = sb.command().args(["sessions", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.contains("Fixing The Linker Error"), "{listed}");
+
+    sb.mock.push(Reply::text("resumed by title"));
+    let out = sb.chat("and now?", &["-c", "Fixing The Linker Error"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = sb.requests().last().unwrap().to_string();
+    assert!(last.contains("my build fails at link time"), "{last}");
+}

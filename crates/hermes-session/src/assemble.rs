@@ -38,6 +38,7 @@ pub(crate) struct Assembled {
     pub(crate) questions: Arc<Questions>,
     pub(crate) events: (EventSink, UnboundedReceiver<Event>),
     pub(crate) store: Option<Arc<dyn SessionStore>>,
+    pub(crate) titler: Option<crate::title::Titler>,
 }
 
 /// Builds a session as `spec` and the configuration ask.
@@ -232,6 +233,13 @@ pub(crate) async fn assemble(
             hermes_home: Some(home.root().to_path_buf()),
         },
     };
+    let titler = titler(
+        services,
+        spec,
+        (&provider, &endpoint),
+        store.as_ref(),
+        &mut notices,
+    );
     let mut builder = Agent::builder(provider, tools, options)
         .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
         .history(match &spec.seed {
@@ -282,6 +290,63 @@ pub(crate) async fn assemble(
         questions,
         events: (events_tx, events_rx),
         store,
+        titler,
+    })
+}
+
+/// What titles the session, when it is titled automatically: not with
+/// `auxiliary.title_generation.enabled: false`, nor on the embedded model
+/// alone (a title would compete with the user for its CPU).
+fn titler(
+    services: &Services,
+    spec: &SessionSpec,
+    (provider, endpoint): (&Arc<dyn Provider>, &Endpoint),
+    store: Option<&Arc<dyn SessionStore>>,
+    notices: &mut Vec<Notice>,
+) -> Option<crate::title::Titler> {
+    let config = &services.setup().config;
+    let setting = |key: &str| config.get(&format!("auxiliary.title_generation.{key}"));
+    let enabled = !matches!(setting("enabled"), Some(serde_json::Value::Bool(false)))
+        && !setting("enabled")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|s| {
+                matches!(
+                    s.trim().to_ascii_lowercase().as_str(),
+                    "false" | "no" | "off" | "0"
+                )
+            });
+    let store = store.filter(|_| spec.auto_title && enabled)?;
+    let main = hermes_agent::Route {
+        provider: provider.clone(),
+        model: endpoint.model.clone().unwrap_or_default(),
+    };
+    let route = match crate::auxiliary::titler(services, endpoint, &main) {
+        Ok(route) => route,
+        Err(e) => {
+            notices.push(Notice::Warning(format!(
+                "auxiliary.title_generation is not usable ({e}); sessions are not titled"
+            )));
+            return None;
+        }
+    };
+    if endpoint.provider == "local" && Arc::ptr_eq(&route.provider, provider) {
+        return None;
+    }
+    Some(crate::title::Titler {
+        route,
+        store: store.clone(),
+        language: setting("language")
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned),
+        timeout: setting("timeout")
+            .and_then(serde_json::Value::as_f64)
+            .filter(|t| *t > 0.0)
+            .map_or(
+                crate::title::DEFAULT_TIMEOUT,
+                std::time::Duration::from_secs_f64,
+            ),
     })
 }
 

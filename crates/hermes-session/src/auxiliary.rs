@@ -1,5 +1,6 @@
-//! The model that writes compression summaries: `auxiliary.compression`, or
-//! the main model when nothing is configured there.
+//! The models that do side work: `auxiliary.compression` writes compression
+//! summaries, `auxiliary.title_generation` titles sessions; the main model
+//! when nothing is configured there.
 
 use hermes_agent::Route;
 use hermes_llm::api_mode;
@@ -14,8 +15,21 @@ pub fn summarizer_endpoint(
     services: &Services,
     main: &Endpoint,
 ) -> Result<Option<Endpoint>, SessionError> {
+    task_endpoint(
+        services,
+        main,
+        &services.setup().config.sections.auxiliary.compression,
+    )
+}
+
+/// The endpoint an `auxiliary.<task>` section names, or `None` when it names
+/// nothing that differs from the main model.
+pub fn task_endpoint(
+    services: &Services,
+    main: &Endpoint,
+    task: &hermes_state::settings::AuxiliaryTask,
+) -> Result<Option<Endpoint>, SessionError> {
     let setup = services.setup();
-    let task = &setup.config.sections.auxiliary.compression;
     if task.is_unset() {
         return Ok(None);
     }
@@ -57,5 +71,22 @@ pub fn summarizer(services: &Services, main: &Endpoint) -> Result<Option<Route>,
             model: ep.model.unwrap_or_default(),
         })),
         _ => Ok(None),
+    }
+}
+
+/// The provider and model that title sessions: `auxiliary.title_generation`,
+/// else the session's own.
+pub fn titler(
+    services: &Services,
+    main: &Endpoint,
+    main_route: &Route,
+) -> Result<Route, SessionError> {
+    let task = &services.setup().config.sections.auxiliary.title_generation;
+    match task_endpoint(services, main, task)? {
+        Some(ep) if ep.provider != "local" => Ok(Route {
+            provider: services.remote(&ep)?,
+            model: ep.model.unwrap_or_default(),
+        }),
+        _ => Ok(main_route.clone()),
     }
 }

@@ -29,6 +29,7 @@ pub mod skills;
 mod spec;
 pub mod store;
 pub mod timeouts;
+mod title;
 
 pub use conversation::{Conversation, EVENT_BUFFER, SessionInfo, Submitter, ToolInfo};
 pub use endpoint::{Endpoint, SetupError};

@@ -36,6 +36,9 @@ pub struct SessionSpec {
     /// every request): the session takes this id and history instead of a new
     /// or stored one.
     pub seed: Option<Seed>,
+    /// Title the session automatically after its first exchange (in the
+    /// background, with `auxiliary.title_generation`'s model or the session's).
+    pub auto_title: bool,
 }
 
 /// A client-held conversation to run a session on.
@@ -67,6 +70,7 @@ impl SessionSpec {
             ignore_rules: false,
             interactive: false,
             seed: None,
+            auto_title: false,
         }
     }
 }

@@ -61,6 +61,16 @@ pub trait SessionStore: Send + Sync {
     fn set_title(&self, id: &str, title: &str) -> Result<(), StoreError>;
     /// The title a compression child of a session titled `title` gets.
     fn next_title_in_lineage(&self, title: &str) -> Result<String, StoreError>;
+    /// Titles a session that has no title yet (automatic titles never replace
+    /// one set by hand); a title another session holds gets a ` #N` suffix.
+    /// Returns whether it was set.
+    fn set_title_if_empty(&self, id: &str, title: &str) -> Result<bool, StoreError> {
+        if self.session(id)?.is_none_or(|row| row.title.is_some()) {
+            return Ok(false);
+        }
+        let title = self.next_title_in_lineage(title)?;
+        self.set_title(id, &title).map(|()| true)
+    }
     /// Where it lives, for messages (`state.db`'s path).
     fn location(&self) -> Option<&Path> {
         None

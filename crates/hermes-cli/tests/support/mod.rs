@@ -32,8 +32,10 @@ impl Sandbox {
         let mock = MockServer::start();
         let home = tempfile::tempdir_in(parent).unwrap();
         let work = tempfile::tempdir_in(parent).unwrap();
+        // Automatic titles would take scripted replies meant for the next
+        // turn; the tests of titles turn them back on.
         let config = format!(
-            "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\n",
+            "auxiliary:\n  title_generation:\n    enabled: false\nmodel:\n  provider: custom\n  base_url: {}\n  default: mock-model\n",
             mock.base_url()
         );
         std::fs::write(home.path().join("config.yaml"), config).unwrap();

@@ -40,7 +40,14 @@ pub(crate) struct SessionTask {
     pub(super) base_prompt: Option<String>,
     /// The last message sent, for `Retry` after it was never answered.
     pub(super) last_input: Option<String>,
+    /// Titles the session after its first exchanges, when asked to.
+    pub(super) titler: Option<crate::title::Titler>,
+    /// The title being generated, if one is.
+    pub(super) title_job: Option<tokio::task::JoinHandle<()>>,
 }
+
+/// How long closing a session waits for a title still being written.
+const TITLE_WAIT_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a long-running op does with the agent.
 enum Work {
@@ -91,7 +98,29 @@ impl SessionTask {
             queue: VecDeque::new(),
             base_prompt: None,
             last_input: None,
+            titler: built.titler,
+            title_job: None,
         }
+    }
+
+    /// Starts titling the session in the background after a young
+    /// conversation's exchange, unless a title is already on its way.
+    fn maybe_title(&mut self) {
+        let Some(titler) = &self.titler else {
+            return;
+        };
+        if self
+            .title_job
+            .as_ref()
+            .is_some_and(|job| !job.is_finished())
+        {
+            return;
+        }
+        let Some((user, answer)) = crate::title::exchange(self.agent.messages()) else {
+            return;
+        };
+        let session = self.agent.options().session_id.clone();
+        self.title_job = Some(tokio::spawn(titler.clone().run(session, user, answer)));
     }
 
     /// The session as front-ends see it.
@@ -180,6 +209,9 @@ impl SessionTask {
             },
             Op::Compress { focus } => self.compress(id, focus, ops, outlet).await,
             Op::Shutdown { reason } => {
+                if let Some(job) = self.title_job.take() {
+                    let _ = tokio::time::timeout(TITLE_WAIT_AT_EXIT, job).await;
+                }
                 let session = self.agent.options().session_id.clone();
                 if let Some(store) = &self.store
                     && store.discard_if_empty(&session).unwrap_or(false)
@@ -248,9 +280,12 @@ impl SessionTask {
         for event in held {
             outlet.emit(id, event).await;
         }
-        if let Err(e) = outcome {
-            let message = explain(&e, &self.endpoint);
-            outlet.emit(id, Event::Error { message }).await;
+        match outcome {
+            Ok(()) => self.maybe_title(),
+            Err(e) => {
+                let message = explain(&e, &self.endpoint);
+                outlet.emit(id, Event::Error { message }).await;
+            }
         }
     }
 

@@ -128,6 +128,9 @@ pub struct AuxiliarySection {
     /// The model that writes compression summaries.
     #[serde(deserialize_with = "task")]
     pub compression: AuxiliaryTask,
+    /// The model that titles new sessions.
+    #[serde(deserialize_with = "task")]
+    pub title_generation: AuxiliaryTask,
 }
 
 fn task<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AuxiliaryTask, D::Error> {
