@@ -1,5 +1,7 @@
 //! Time from launching `hermes` (interactive, in a pseudo-terminal) until its
-//! prompt is drawn. Goal: under 50 ms.
+//! prompt is drawn (goal: under 50 ms), and a REPL turn's latency: from the
+//! answer's last word on screen until the prompt is back (the reader of lines
+//! typed ahead must let go at once, not at its next poll).
 //!
 //! `cargo bench -p hermes-cli --bench time_to_prompt` runs the binary under
 //! util-linux `script`, which gives it a terminal while we read its output
@@ -80,4 +82,60 @@ fn main() {
     println!(
         "time to prompt  hermes chat (pty)  median {median:>10.2?}  p95 {p95:>10.2?}  goal < 50 ms"
     );
+    mock.respond_with(|_| Some(hermes_mock::Reply::text("short answer END-OF-ANSWER")));
+    let mut back = turn_latencies(home.path(), RUNS);
+    back.sort();
+    println!(
+        "REPL turn       answer → prompt    median {:>10.2?}  p95 {:>10.2?}  ({RUNS} turns)",
+        back[RUNS / 2],
+        back[(RUNS - 1) * 95 / 100]
+    );
+}
+
+/// For `turns` questions in one REPL: the time from the answer's end on
+/// screen to the next prompt.
+fn turn_latencies(home: &std::path::Path, turns: usize) -> Vec<Duration> {
+    let mut child = Command::new("script")
+        .args(["-qfec", &format!("'{BIN}' chat"), "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("HERMES_HOME", home)
+        .env("TERM", "xterm-256color")
+        .current_dir(home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut wait_for = |needle: &[u8], from: usize, seen: &mut Vec<u8>| -> (usize, Instant) {
+        loop {
+            if let Some(at) = seen[from..].windows(needle.len()).position(|w| w == needle) {
+                return (from + at + needle.len(), Instant::now());
+            }
+            let n = out.read(&mut buf).unwrap();
+            assert!(n > 0, "hermes exited: {}", String::from_utf8_lossy(seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+    };
+    let prompt = "❯".as_bytes();
+    let (mut at, _) = wait_for(prompt, 0, &mut seen);
+    let mut latencies = Vec::with_capacity(turns);
+    for i in 0..turns {
+        stdin.write_all(format!("question {i}\r").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let (after_answer, answered) = wait_for(b"END-OF-ANSWER", at, &mut seen);
+        let (after_prompt, prompted) = wait_for(prompt, after_answer, &mut seen);
+        latencies.push(prompted - answered);
+        at = after_prompt;
+    }
+    let _ = stdin.write_all(b"\x04");
+    drop(stdin);
+    let _ = std::io::copy(&mut out, &mut std::io::sink());
+    let _ = child.wait();
+    latencies
 }
