@@ -126,7 +126,9 @@ fn turn_latencies(home: &std::path::Path, turns: usize) -> Vec<Duration> {
     let (mut at, _) = wait_for(prompt, 0, &mut seen);
     let mut latencies = Vec::with_capacity(turns);
     for i in 0..turns {
-        stdin.write_all(format!("question {i}\r").as_bytes()).unwrap();
+        stdin
+            .write_all(format!("question {i}\r").as_bytes())
+            .unwrap();
         stdin.flush().unwrap();
         let (after_answer, answered) = wait_for(b"END-OF-ANSWER", at, &mut seen);
         let (after_prompt, prompted) = wait_for(prompt, after_answer, &mut seen);

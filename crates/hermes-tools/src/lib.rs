@@ -6,6 +6,7 @@ pub mod approval;
 pub mod builtin;
 pub mod injection;
 pub mod paths;
+pub mod processes;
 mod registry;
 mod tool;
 pub mod toolsets;

@@ -40,6 +40,8 @@ pub struct ToolContext {
     /// Environment variables that processes the tools start never inherit:
     /// the provider keys and other credentials the session knows about.
     pub hidden_env: std::sync::Arc<[String]>,
+    /// The session's background processes (`terminal(background=true)`, `process`).
+    pub processes: std::sync::Arc<crate::processes::ProcessTable>,
 }
 
 /// Puts a clarifying question to the user through the front-end's UI.
@@ -76,6 +78,7 @@ impl ToolContext {
             clarifier: None,
             registry: None,
             hidden_env: std::sync::Arc::from(Vec::new()),
+            processes: std::sync::Arc::default(),
         }
     }
 

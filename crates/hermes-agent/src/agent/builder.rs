@@ -215,6 +215,7 @@ impl AgentBuilder {
             clarifier: self.clarifier,
             timing: self.timing,
             hidden_env: self.hidden_env,
+            processes: Arc::default(),
             dynamic: self.dynamic.map(super::dynamic::DynamicState::new),
             schema_tokens: None,
         }

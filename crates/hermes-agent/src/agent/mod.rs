@@ -143,6 +143,8 @@ pub struct Agent {
     timing: Arc<dyn Timing>,
     /// Variables the processes tools start never inherit (credentials).
     hidden_env: Arc<[String]>,
+    /// The background processes this agent's tools started.
+    processes: Arc<hermes_tools::processes::ProcessTable>,
     /// Tools that come and go (MCP servers), merged into `tools` before each request.
     dynamic: Option<dynamic::DynamicState>,
     /// The tool schemas' token estimate and the registry generation it is for.
@@ -315,6 +317,11 @@ impl Agent {
     /// Ends the stored session with `reason`; the agent is done with it.
     pub fn end_session(&mut self, reason: &str) -> Result<(), String> {
         self.store_mut().map_or(Ok(()), |store| store.end(reason))
+    }
+
+    /// The background processes started in this session.
+    pub fn processes(&self) -> &Arc<hermes_tools::processes::ProcessTable> {
+        &self.processes
     }
 
     /// The session store, if one is set.

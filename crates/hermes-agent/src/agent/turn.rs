@@ -299,6 +299,7 @@ impl Agent {
                 clarifier: self.clarifier.clone(),
                 registry: Some(self.tools.clone()),
                 hidden_env: self.hidden_env.clone(),
+                processes: self.processes.clone(),
             };
             // A round that only ran scripts does not count against the budget:
             // execute_code exists to do many steps in one call.

@@ -209,6 +209,20 @@ impl SessionTask {
             },
             Op::Compress { focus } => self.compress(id, focus, ops, outlet).await,
             Op::Shutdown { reason } => {
+                // Background processes end with their session unless the
+                // configuration keeps them.
+                let keep = matches!(
+                    self.services
+                        .setup()
+                        .config
+                        .get("terminal.keep_background_processes"),
+                    Some(serde_json::Value::Bool(true))
+                );
+                if keep {
+                    self.agent.processes().release_all();
+                } else {
+                    self.agent.processes().kill_all().await;
+                }
                 if let Some(job) = self.title_job.take() {
                     let _ = tokio::time::timeout(TITLE_WAIT_AT_EXIT, job).await;
                 }

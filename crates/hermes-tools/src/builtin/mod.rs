@@ -3,6 +3,7 @@
 pub mod clarify;
 pub mod memory;
 pub mod patch;
+pub mod process;
 pub mod read_file;
 pub mod search_files;
 pub mod session_search;
@@ -19,6 +20,7 @@ use crate::Tool;
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(terminal::TerminalTool),
+        Arc::new(process::ProcessTool),
         Arc::new(read_file::ReadFileTool),
         Arc::new(write_file::WriteFileTool),
         Arc::new(patch::PatchTool),

@@ -43,16 +43,19 @@ impl Tool for TerminalTool {
                 and exit code. Use it for builds, tests, git, package managers and anything without \
                 a dedicated tool; prefer read_file, search_files and patch for file work. Commands \
                 run non-interactively (no stdin): pass flags such as -y. The call returns as soon \
-                as the command exits; long output keeps its beginning and end."
+                as the command exits; long output keeps its beginning and end.\n\
+                Background: background=true starts the command and returns a session_id at once; \
+                use it for servers, watchers and long builds, then process(action='poll'|'log'|'wait'|'kill'). \
+                Such processes end with the session."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "command": {"type": "string", "description": "The shell command to run."},
-                    "background": {"type": "boolean", "description": "Run the command in the background and return at once. Not supported by this build yet: such calls are refused with an explanation.", "default": false},
+                    "background": {"type": "boolean", "description": "Run the command in the background and return its session_id at once; manage it with the process tool.", "default": false},
                     "timeout": {"type": "integer", "description": format!("Seconds to wait before killing the command (default {DEFAULT_TIMEOUT_SECS}, foreground maximum {FOREGROUND_MAX_TIMEOUT_SECS}). The call returns as soon as the command finishes, so a generous value costs nothing."), "minimum": 1},
                     "workdir": {"type": "string", "description": "Absolute directory to run in; defaults to the session's working directory."},
-                    "pty": {"type": "boolean", "description": "Run inside a pseudo-terminal for programs that need one.", "default": false},
+                    "pty": {"type": "boolean", "description": "For interactive programs started in the background: give them a stdin that process(action='write'|'submit'|'close') can use.", "default": false},
                     "notify_on_complete": {"type": "boolean", "description": "With background=true: be told once when the process exits.", "default": false},
                     "watch_patterns": {"type": "array", "items": {"type": "string"}, "description": "With background=true: strings in the output that should trigger a notification."}
                 },
@@ -73,17 +76,11 @@ impl Tool for TerminalTool {
                     "terminal: 'command' is empty. Pass the shell command to run.",
                 ));
             }
-            if arg_bool(&args, "background").unwrap_or(false) {
-                return Err(ToolError::model(
-                    "terminal: background processes are not supported by this build yet. Run the \
-                     command in the foreground with a suitable timeout (at most 600 s), or split \
-                     long work into shorter commands.",
-                ));
-            }
+            let background = arg_bool(&args, "background").unwrap_or(false);
             let timeout = match arg_i64(&args, "timeout") {
                 None => DEFAULT_TIMEOUT_SECS,
                 Some(t) if t < 1 => DEFAULT_TIMEOUT_SECS,
-                Some(t) if t as u64 > FOREGROUND_MAX_TIMEOUT_SECS => {
+                Some(t) if t as u64 > FOREGROUND_MAX_TIMEOUT_SECS && !background => {
                     return Err(ToolError::model(format!(
                         "Foreground timeout {t}s exceeds the maximum of {FOREGROUND_MAX_TIMEOUT_SECS}s. \
                          Use a timeout of at most {FOREGROUND_MAX_TIMEOUT_SECS}s, or split the work."
@@ -110,11 +107,71 @@ impl Tool for TerminalTool {
                     return Ok(result);
                 }
             };
+            if background {
+                return Ok(start_background(command, &workdir, &args, note, ctx));
+            }
             let outcome =
                 run_foreground(command, &workdir, Duration::from_secs(timeout), ctx).await?;
             Ok(outcome.to_json(timeout, note))
         })
     }
+}
+
+/// Said when a background process will not announce its end.
+const SILENT_HINT: &str = "This process runs in the background until it exits or the session ends; \
+     nothing announces its end. Check on it with process(action='poll'), read its output with \
+     process(action='log'), or block until it finishes with process(action='wait').";
+
+/// Starts `command` in the background; the result names its session id.
+fn start_background(
+    command: &str,
+    workdir: &std::path::Path,
+    args: &Value,
+    approval: Option<String>,
+    ctx: &ToolContext,
+) -> String {
+    let with_stdin = arg_bool(args, "pty").unwrap_or(false);
+    let opts = crate::processes::SpawnOptions {
+        cwd: workdir,
+        hidden_env: &ctx.hidden_env,
+        with_stdin,
+    };
+    let process = match ctx.processes.spawn(command, opts) {
+        Ok(p) => p,
+        Err(e) => {
+            return json!({"output": "", "exit_code": -1, "error": format!("Failed to start background process: {e}")})
+                .to_string();
+        }
+    };
+    let mut value = json!({
+        "output": "Background process started",
+        "session_id": process.id,
+        "pid": process.pid,
+        "exit_code": 0,
+        "error": null,
+    });
+    if let Some(note) = approval {
+        value["approval"] = Value::String(note);
+    }
+    if with_stdin {
+        value["pty_note"] = json!(
+            "stdin is a pipe (not a terminal): send input with process(action='submit'), end it with process(action='close')"
+        );
+    }
+    let notify = arg_bool(args, "notify_on_complete").unwrap_or(false);
+    let watching = args
+        .get("watch_patterns")
+        .and_then(Value::as_array)
+        .is_some_and(|p| !p.is_empty());
+    if notify || watching {
+        value["notify_unsupported"] = json!(
+            "notify_on_complete / watch_patterns are not available in this build yet: nothing will \
+             announce this process. Use process(action='wait') to block until it exits, or poll it."
+        );
+    } else {
+        value["hint"] = json!(SILENT_HINT);
+    }
+    value.to_string()
 }
 
 /// How a foreground command ended.

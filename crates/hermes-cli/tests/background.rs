@@ -1,0 +1,151 @@
+//! Background processes through the binary: the model starts a server with
+//! `terminal(background=true)`, checks on it, reads its log and kills it with
+//! the `process` tool; a process still running when the session ends is
+//! stopped, or kept when the configuration says so.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use hermes_mock::Reply;
+use serde_json::{Value, json};
+use support::{Sandbox, free_port, stderr, stdout};
+
+/// The JSON results of the `tool` messages in a request, in order.
+fn tool_results(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            serde_json::from_str(m["content"].as_str().unwrap_or("null")).unwrap_or(Value::Null)
+        })
+        .collect()
+}
+
+fn call(name: &str, args: Value) -> Reply {
+    Reply::tool_call(
+        &format!("c_{name}_{}", rand_suffix()),
+        name,
+        &args.to_string(),
+    )
+}
+
+fn rand_suffix() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+}
+
+fn group_alive(pid: i64) -> bool {
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), None).is_ok()
+}
+
+#[test]
+fn the_model_runs_a_server_in_the_background_checks_it_and_kills_it() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if python.is_err() {
+        eprintln!("SKIPPED: python3 is not installed");
+        return;
+    }
+    let sb = Sandbox::start();
+    let port = free_port();
+    sb.mock.respond_with(move |req| {
+        let results = tool_results(&req.body);
+        let id = results
+            .first()
+            .and_then(|r| r["session_id"].as_str())
+            .map(str::to_owned);
+        Some(match (results.len(), id) {
+            (0, _) => call(
+                "terminal",
+                json!({"command": format!("python3 -m http.server {port} --bind 127.0.0.1"), "background": true}),
+            ),
+            (1, Some(id)) => call("process", json!({"action": "poll", "session_id": id})),
+            (2, _) => call(
+                "terminal",
+                json!({"command": format!(
+                    "for i in $(seq 50); do if exec 3<>/dev/tcp/127.0.0.1/{port}; then printf 'GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; head -1 <&3; break; fi 2>/dev/null; sleep 0.1; done"
+                )}),
+            ),
+            (3, Some(id)) => call("process", json!({"action": "log", "session_id": id})),
+            (4, Some(id)) => call("process", json!({"action": "kill", "session_id": id})),
+            (5, _) => call("process", json!({"action": "list"})),
+            _ => Reply::text("The server ran and is stopped."),
+        })
+    });
+    let out = sb.chat("start a web server, check it, then stop it", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "The server ran and is stopped.");
+    let last = sb.requests().pop().unwrap();
+    let results = tool_results(&last);
+    assert_eq!(results.len(), 6, "{results:#?}");
+    let started = &results[0];
+    assert_eq!(started["output"], "Background process started");
+    let id = started["session_id"].as_str().unwrap();
+    assert!(id.starts_with("proc_"), "{started}");
+    let pid = started["pid"].as_i64().unwrap();
+    assert_eq!(results[1]["status"], "running", "{}", results[1]);
+    assert!(
+        results[2]["output"].as_str().unwrap().contains("200 OK"),
+        "{}",
+        results[2]
+    );
+    let log = results[3]["output"].as_str().unwrap();
+    assert!(
+        log.contains("GET / HTTP/1.1"),
+        "the server's own log: {log}"
+    );
+    assert_eq!(results[4]["status"], "killed", "{}", results[4]);
+    let listed = &results[5]["processes"][0];
+    assert_eq!(listed["session_id"], id);
+    assert_eq!(listed["status"], "exited");
+    assert!(!group_alive(pid));
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+#[test]
+fn a_process_still_running_when_the_session_ends_is_stopped_unless_kept() {
+    for keep in [false, true] {
+        let sb = Sandbox::start();
+        if keep {
+            sb.add_config("terminal:\n  keep_background_processes: true\n");
+        }
+        sb.mock.push(call(
+            "terminal",
+            json!({"command": "sleep 300", "background": true}),
+        ));
+        sb.mock.push(Reply::text("left it running"));
+        let out = sb.chat("start a long sleep", &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let results = tool_results(sb.requests().last().unwrap());
+        let pid = results[0]["pid"].as_i64().unwrap();
+        assert!(
+            results[0]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("process(action='poll')")
+        );
+        if keep {
+            assert!(group_alive(pid), "kept processes outlive the session");
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::SIGKILL,
+            );
+        } else {
+            let mut gone = false;
+            for _ in 0..100 {
+                if !group_alive(pid) {
+                    gone = true;
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            assert!(gone, "the background process outlived its session");
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! Background processes a session starts with `terminal(background=true)`
+//! and manages with the `process` tool: each runs in its own process group,
+//! its merged output kept as a rolling tail in memory, its exit recorded.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::io::AsyncWriteExt;
+use tokio::sync::watch;
+
+/// Output kept per process (characters, the newest).
+pub const MAX_OUTPUT_CHARS: usize = 200_000;
+/// Finished processes are forgotten after this long.
+const FINISHED_TTL: Duration = Duration::from_secs(30 * 60);
+/// At most this many processes are tracked; the oldest finished go first.
+const MAX_TRACKED: usize = 64;
+/// How long a killed process group gets between SIGTERM and SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    /// Exit code (128 + signal for a signal; -15 when `kill` ended it).
+    pub code: i32,
+    /// Ended by `kill` (or at the end of the session) rather than on its own.
+    pub killed: bool,
+}
+
+/// One background process.
+#[derive(Debug)]
+pub struct Background {
+    /// `proc_` + 12 hex digits.
+    pub id: String,
+    /// The shell command.
+    pub command: String,
+    /// Where it runs.
+    pub cwd: PathBuf,
+    /// Its pid (also its process group).
+    pub pid: u32,
+    /// When it started (wall clock, for listings).
+    pub started_at: SystemTime,
+    started: Instant,
+    output: Mutex<String>,
+    exit: watch::Receiver<Option<Exit>>,
+    killed: Mutex<bool>,
+    stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
+}
+
+impl Background {
+    /// The exit, once it happened.
+    pub fn exit(&self) -> Option<Exit> {
+        *self.exit.borrow()
+    }
+
+    /// Seconds since it started.
+    pub fn uptime_secs(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
+    /// The last `chars` characters of its output (all of it when shorter).
+    pub fn tail(&self, chars: usize) -> String {
+        let out = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        let skip = out.chars().count().saturating_sub(chars);
+        out.chars().skip(skip).collect()
+    }
+
+    /// Its kept output, as lines.
+    pub fn lines(&self) -> Vec<String> {
+        let out = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        out.lines().map(str::to_owned).collect()
+    }
+
+    /// Waits until it exits or `limit` passes; the exit if it came.
+    pub async fn wait(&self, limit: Duration) -> Option<Exit> {
+        let mut exit = self.exit.clone();
+        let waited = tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await;
+        match waited {
+            Ok(Ok(done)) => *done,
+            _ => self.exit(),
+        }
+    }
+
+    /// Ends the process group: SIGTERM, then SIGKILL after a grace period.
+    /// Returns the exit (`None` if it was already over).
+    pub async fn kill(&self) -> Option<Exit> {
+        if self.exit().is_some() {
+            return None;
+        }
+        *self.killed.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        signal_group(self.pid, nix::sys::signal::SIGTERM);
+        let exit = self.wait(TERM_GRACE).await;
+        // Whatever of the group ignored SIGTERM (or outlived the shell) goes now.
+        signal_group(self.pid, nix::sys::signal::SIGKILL);
+        match exit {
+            Some(exit) => Some(exit),
+            None => self.wait(Duration::from_secs(5)).await,
+        }
+    }
+
+    /// Writes `data` to its stdin (only processes started with `pty=true`
+    /// have one); returns the bytes written.
+    pub async fn write(&self, data: &str) -> Result<usize, String> {
+        if self.exit().is_some() {
+            return Err("Process has already finished".into());
+        }
+        let mut stdin = self.stdin.lock().await;
+        let Some(pipe) = stdin.as_mut() else {
+            return Err(
+                "Process stdin not available: start it with pty=true to write to it, or stdin was closed"
+                    .into(),
+            );
+        };
+        pipe.write_all(data.as_bytes())
+            .await
+            .map_err(|e| format!("writing to stdin failed: {e}"))?;
+        pipe.flush()
+            .await
+            .map_err(|e| format!("writing to stdin failed: {e}"))?;
+        Ok(data.len())
+    }
+
+    /// Closes its stdin (the program sees end of input).
+    pub async fn close_stdin(&self) -> Result<(), String> {
+        if self.exit().is_some() {
+            return Err("Process has already finished".into());
+        }
+        match self.stdin.lock().await.take() {
+            Some(_) => Ok(()),
+            None => Err("Process stdin not available (never opened or already closed)".into()),
+        }
+    }
+}
+
+fn signal_group(pid: u32, signal: nix::sys::signal::Signal) {
+    if let Ok(pid) = i32::try_from(pid) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal);
+    }
+}
+
+/// The background processes of one session.
+#[derive(Debug, Default)]
+pub struct ProcessTable {
+    processes: Mutex<HashMap<String, Arc<Background>>>,
+}
+
+/// What `spawn` needs besides the command.
+#[derive(Debug, Clone, Copy)]
+pub struct SpawnOptions<'a> {
+    /// The working directory.
+    pub cwd: &'a Path,
+    /// Variables the process must not inherit.
+    pub hidden_env: &'a [String],
+    /// Give it a stdin the `process` tool can write to.
+    pub with_stdin: bool,
+}
+
+impl ProcessTable {
+    /// Starts `command` with `bash -c` in its own process group.
+    pub fn spawn(&self, command: &str, opts: SpawnOptions<'_>) -> Result<Arc<Background>, String> {
+        let (reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
+        let writer_err = writer.try_clone().map_err(|e| format!("pipe: {e}"))?;
+        let mut cmd = tokio::process::Command::new("bash");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(opts.cwd)
+            .stdin(if opts.with_stdin {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::from(writer_err))
+            .env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .env("TERM", "dumb")
+            .env("PYTHONUNBUFFERED", "1")
+            .process_group(0);
+        for name in opts.hidden_env {
+            cmd.env_remove(name);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("could not start bash: {e}"))?;
+        drop(cmd);
+        let pid = child.id().ok_or("the process ended before it started")?;
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let process = Arc::new(Background {
+            id: new_id(),
+            command: command.to_owned(),
+            cwd: opts.cwd.to_path_buf(),
+            pid,
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+            output: Mutex::new(String::new()),
+            exit: exit_rx,
+            killed: Mutex::new(false),
+            stdin: tokio::sync::Mutex::new(child.stdin.take()),
+        });
+        let reading = process.clone();
+        std::thread::Builder::new()
+            .name(format!("bg-{}", process.id))
+            .spawn(move || pump(reader, &reading))
+            .map_err(|e| format!("could not start the output reader: {e}"))?;
+        let waiting = process.clone();
+        tokio::spawn(async move {
+            let code = match child.wait().await {
+                Ok(status) => exit_code_of(status),
+                Err(_) => -1,
+            };
+            let killed = *waiting
+                .killed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let code = if killed { -15 } else { code };
+            let _ = exit_tx.send(Some(Exit { code, killed }));
+        });
+        let mut table = self
+            .processes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        prune(&mut table);
+        table.insert(process.id.clone(), process.clone());
+        Ok(process)
+    }
+
+    /// The process with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<Background>> {
+        let table = self
+            .processes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        table.get(id.trim()).cloned()
+    }
+
+    /// Every tracked process, oldest first.
+    pub fn list(&self) -> Vec<Arc<Background>> {
+        let table = self
+            .processes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut all: Vec<Arc<Background>> = table.values().cloned().collect();
+        all.sort_by_key(|p| p.started);
+        all
+    }
+
+    /// Processes still running.
+    pub fn running(&self) -> Vec<Arc<Background>> {
+        self.list()
+            .into_iter()
+            .filter(|p| p.exit().is_none())
+            .collect()
+    }
+
+    /// Stops tracking every process without signalling any (they outlive the
+    /// session, as `terminal.keep_background_processes` asks).
+    pub fn release_all(&self) {
+        self.processes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Kills every running process; returns how many there were.
+    pub async fn kill_all(&self) -> usize {
+        let running = self.running();
+        let n = running.len();
+        futures_util::future::join_all(running.iter().map(|p| p.kill())).await;
+        n
+    }
+}
+
+impl Drop for ProcessTable {
+    fn drop(&mut self) {
+        // A table dropped with processes still running (a session that ended
+        // without killing them) must not leave them orphaned.
+        let table = self
+            .processes
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        for p in table.values().filter(|p| p.exit().is_none()) {
+            signal_group(p.pid, nix::sys::signal::SIGKILL);
+        }
+    }
+}
+
+/// Forgets finished processes past their time, and the oldest finished ones
+/// beyond [`MAX_TRACKED`].
+fn prune(table: &mut HashMap<String, Arc<Background>>) {
+    table.retain(|_, p| p.exit().is_none() || p.started.elapsed() < FINISHED_TTL);
+    while table.len() >= MAX_TRACKED {
+        let oldest = table
+            .values()
+            .filter(|p| p.exit().is_some())
+            .min_by_key(|p| p.started)
+            .map(|p| p.id.clone());
+        match oldest {
+            Some(id) => {
+                table.remove(&id);
+            }
+            None => break,
+        }
+    }
+}
+
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    format!("proc_{:012x}", hasher.finish() & 0xffff_ffff_ffff)
+}
+
+/// Appends the process's output to its rolling buffer until the pipe closes.
+fn pump(mut reader: std::io::PipeReader, process: &Background) {
+    let mut buf = [0u8; 8192];
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                pending.extend_from_slice(&buf[..n]);
+                // Keep an incomplete UTF-8 sequence for the next read.
+                let valid = match std::str::from_utf8(&pending) {
+                    Ok(_) => pending.len(),
+                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                    Err(_) => pending.len(),
+                };
+                let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
+                pending.drain(..valid);
+                let mut out = process
+                    .output
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                out.push_str(&crate::builtin::terminal::strip_ansi(&text));
+                let excess = out.chars().count().saturating_sub(MAX_OUTPUT_CHARS);
+                if excess > 0 {
+                    let cut = out.char_indices().nth(excess).map_or(out.len(), |(i, _)| i);
+                    out.drain(..cut);
+                }
+            }
+        }
+    }
+}
+
+fn exit_code_of(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+#[cfg(test)]
+#[path = "processes_tests.rs"]
+mod tests;
