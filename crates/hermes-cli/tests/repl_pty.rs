@@ -757,3 +757,49 @@ fn a_repl_opened_and_closed_leaves_no_session_behind() {
         .unwrap();
     assert_eq!(n, 0);
 }
+
+#[test]
+fn status_lists_background_processes_and_stop_ends_them() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 300","background":true}"#,
+    ));
+    sb.mock.push(Reply::text("started it"));
+    let pane = Pane::start(&sb, "bgstop", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("start a sleeper");
+    pane.wait_for("started it");
+    pane.send_line("/status");
+    let screen = pane.wait_for("running in the background");
+    assert!(screen.contains("· sleep 300"), "{screen}");
+    pane.send_line("/stop");
+    pane.wait_for("Stopped 1 background process(es).");
+    pane.send_line("/stop");
+    pane.wait_for("No running background processes.");
+    let pid = sb.requests().last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| {
+            let v: serde_json::Value =
+                serde_json::from_str(m["content"].as_str().unwrap()).unwrap();
+            v["pid"].as_i64().unwrap()
+        })
+        .unwrap();
+    let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+    let mut gone = false;
+    for _ in 0..100 {
+        if nix::sys::signal::killpg(group, None).is_err() {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone, "the sleeper survived /stop");
+}

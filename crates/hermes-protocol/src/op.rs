@@ -99,6 +99,9 @@ pub enum Op {
     /// Re-read `mcp_servers:` from config.yaml and reconnect (`/reload-mcp`);
     /// the next model request carries the servers' current tools.
     ReloadMcp,
+    /// Kill every background process the session started (`/stop`); a
+    /// status line says how many.
+    StopProcesses,
     /// End the session (recording `reason`) and stop its task.
     Shutdown {
         /// Why it ended (`cli_close`, `api_close` …), as stored in state.db.

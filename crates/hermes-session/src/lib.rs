@@ -31,7 +31,9 @@ pub mod store;
 pub mod timeouts;
 mod title;
 
-pub use conversation::{Conversation, EVENT_BUFFER, SessionInfo, Submitter, ToolInfo};
+pub use conversation::{
+    BackgroundInfo, Conversation, EVENT_BUFFER, SessionInfo, Submitter, ToolInfo,
+};
 pub use endpoint::{Endpoint, SetupError};
 pub use error::{SessionError, explain};
 pub use manager::SessionManager;

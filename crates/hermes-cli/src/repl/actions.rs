@@ -51,10 +51,10 @@ impl Repl {
                 writeln!(err, "No turn is running; sending it as a message.")?;
                 return Ok(Next::Send(arg.to_owned()));
             }
-            "stop" => writeln!(
-                err,
-                "No background processes are running. (Ctrl+C stops a running turn.)"
-            )?,
+            "stop" => match self.ask(Op::StopProcesses).await? {
+                Event::Ack | Event::Error { .. } => {}
+                other => unexpected(&other)?,
+            },
             other => writeln!(err, "/{other} is not available here yet.")?,
         }
         Ok(Next::Continue)
@@ -180,7 +180,7 @@ impl Repl {
             self.tally.api_calls,
             self.tally.cost_text(),
             if info.yolo { "on" } else { "off" },
-        )
+        ) + &background_lines(&info.background)
     }
 
     /// `/title <title>`.
@@ -306,4 +306,26 @@ impl Repl {
 /// An answer no command expects (a bug, not a user error).
 fn unexpected(event: &Event) -> Result<()> {
     anyhow::bail!("the session answered unexpectedly: {event:?}")
+}
+
+/// `/status`'s lines for the running background processes.
+fn background_lines(running: &[hermes_session::BackgroundInfo]) -> String {
+    if running.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "Processes {} running in the background (/stop ends them)\n",
+        running.len()
+    );
+    for p in running {
+        let secs = p.uptime_secs;
+        let uptime = match secs {
+            s if s < 60 => format!("{s}s"),
+            s if s < 3600 => format!("{}m {}s", s / 60, s % 60),
+            s => format!("{}h {}m", s / 3600, s / 60 % 60),
+        };
+        let command: String = p.command.chars().take(80).collect();
+        text.push_str(&format!("          {} · {uptime} · {command}\n", p.id));
+    }
+    text
 }

@@ -64,6 +64,7 @@ impl SessionTask {
             | Op::Retry
             | Op::ContinueTurn
             | Op::Compress { .. }
+            | Op::StopProcesses
             | Op::Shutdown { .. } => Event::Ack,
         }
     }

@@ -60,8 +60,21 @@ pub struct SessionInfo {
     pub recorded: bool,
     /// Tool calls of an unfinished turn waiting to run (see [`Op::ContinueTurn`]).
     pub pending_tool_calls: usize,
+    /// Background processes running (as of the last update).
+    pub background: Vec<BackgroundInfo>,
     /// The working directory.
     pub cwd: PathBuf,
+}
+
+/// A background process, as `/status` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackgroundInfo {
+    /// Its `proc_` id.
+    pub id: String,
+    /// The command.
+    pub command: String,
+    /// Seconds it has run.
+    pub uptime_secs: u64,
 }
 
 /// Sends ops to a session; cheap to clone (a prompt answering an approval

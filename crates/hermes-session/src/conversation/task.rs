@@ -151,6 +151,17 @@ impl SessionTask {
             yolo: self.gate.mode() == hermes_tools::approval::ApprovalMode::Off,
             recorded: self.store.is_some(),
             pending_tool_calls: self.agent.pending_tool_calls(),
+            background: self
+                .agent
+                .processes()
+                .running()
+                .iter()
+                .map(|p| super::BackgroundInfo {
+                    id: p.id.clone(),
+                    command: p.command.clone(),
+                    uptime_secs: p.uptime_secs(),
+                })
+                .collect(),
             cwd: self.spec.cwd.clone(),
         }
     }
@@ -208,6 +219,14 @@ impl SessionTask {
                 }
             },
             Op::Compress { focus } => self.compress(id, focus, ops, outlet).await,
+            Op::StopProcesses => {
+                let message = match self.agent.processes().kill_all().await {
+                    0 => "No running background processes.".to_owned(),
+                    n => format!("Stopped {n} background process(es)."),
+                };
+                outlet.emit(id, Event::Status { message }).await;
+                outlet.emit(id, Event::Ack).await;
+            }
             Op::Shutdown { reason } => {
                 // Background processes end with their session unless the
                 // configuration keeps them.
