@@ -803,3 +803,53 @@ fn status_lists_background_processes_and_stop_ends_them() {
     }
     assert!(gone, "the sleeper survived /stop");
 }
+
+#[test]
+fn the_agent_is_told_when_a_background_job_it_asked_about_finishes() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 0.2; echo build-finished-marker","background":true,"notify_on_complete":true}"#,
+    ));
+    sb.mock.push(Reply::text("build started"));
+    sb.mock.push(Reply::text("noted"));
+    let pane = Pane::start(&sb, "bgnotify", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("run the build in the background");
+    pane.wait_for("build started");
+    std::thread::sleep(Duration::from_millis(800));
+    pane.send_line("anything new?");
+    pane.wait_for("noted");
+    let requests = sb.requests();
+    let started: serde_json::Value = serde_json::from_str(
+        requests[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(started["notify_on_complete"], true, "{started}");
+    let id = started["session_id"].as_str().unwrap();
+    let last_user = support::messages_with_role(requests.last().unwrap(), "user")
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        last_user.starts_with(&format!(
+            "[IMPORTANT: Background process {id} completed normally (exit code 0)."
+        )),
+        "{last_user}"
+    );
+    assert!(last_user.contains("build-finished-marker"), "{last_user}");
+    assert!(last_user.ends_with("anything new?"), "{last_user}");
+}

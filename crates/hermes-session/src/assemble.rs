@@ -240,7 +240,14 @@ pub(crate) async fn assemble(
         store.as_ref(),
         &mut notices,
     );
+    // A conversation that goes on hears when its background processes end.
+    let processes = if spec.interactive {
+        hermes_tools::processes::ProcessTable::announcing()
+    } else {
+        hermes_tools::processes::ProcessTable::default()
+    };
     let mut builder = Agent::builder(provider, tools, options)
+        .processes(Arc::new(processes))
         .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
         .history(match &spec.seed {
             Some(seed) => seed.history.clone(),

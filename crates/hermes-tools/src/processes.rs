@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -48,12 +49,48 @@ pub struct Background {
     exit: watch::Receiver<Option<Exit>>,
     killed: Mutex<bool>,
     stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
+    /// Announce the exit to the agent (`notify_on_complete`).
+    pub notify: bool,
+    /// The agent saw the end itself (`wait`, `kill`, the log's last line).
+    consumed: AtomicBool,
+    /// The exit was announced.
+    announced: AtomicBool,
 }
 
 impl Background {
     /// The exit, once it happened.
     pub fn exit(&self) -> Option<Exit> {
         *self.exit.borrow()
+    }
+
+    /// Marks the end as seen by the agent, so it is not announced again.
+    pub fn mark_consumed(&self) {
+        self.consumed.store(true, Ordering::SeqCst);
+    }
+
+    /// The announcement of its end, once, if it asked for one and the agent
+    /// has not seen the end by itself.
+    fn take_announcement(&self) -> Option<String> {
+        let exit = self.exit()?;
+        if !self.notify
+            || self.consumed.load(Ordering::SeqCst)
+            || self.announced.swap(true, Ordering::SeqCst)
+        {
+            return None;
+        }
+        let how = if exit.killed {
+            format!("terminated by Hermes (exit code {}, SIGTERM)", exit.code)
+        } else if exit.code == 0 {
+            "completed normally (exit code 0)".to_owned()
+        } else {
+            format!("exited (exit code {})", exit.code)
+        };
+        Some(format!(
+            "[IMPORTANT: Background process {} {how}.\nCommand: {}\nOutput:\n{}]",
+            self.id,
+            self.command,
+            self.tail(2000).trim_end()
+        ))
     }
 
     /// Seconds since it started.
@@ -145,6 +182,9 @@ fn signal_group(pid: u32, signal: nix::sys::signal::Signal) {
 #[derive(Debug, Default)]
 pub struct ProcessTable {
     processes: Mutex<HashMap<String, Arc<Background>>>,
+    /// The session delivers announcements of ended processes (a conversation
+    /// that goes on; a one-shot run ends before any could arrive).
+    announces: bool,
 }
 
 /// What `spawn` needs besides the command.
@@ -156,9 +196,32 @@ pub struct SpawnOptions<'a> {
     pub hidden_env: &'a [String],
     /// Give it a stdin the `process` tool can write to.
     pub with_stdin: bool,
+    /// Announce its exit to the agent.
+    pub notify: bool,
 }
 
 impl ProcessTable {
+    /// A table whose session delivers exit announcements (`notify_on_complete`).
+    pub fn announcing() -> Self {
+        Self {
+            processes: Mutex::default(),
+            announces: true,
+        }
+    }
+
+    /// Whether exit announcements reach the agent in this session.
+    pub fn announces(&self) -> bool {
+        self.announces
+    }
+
+    /// Announcements of processes that ended since the last call, oldest first.
+    pub fn take_announcements(&self) -> Vec<String> {
+        self.list()
+            .iter()
+            .filter_map(|p| p.take_announcement())
+            .collect()
+    }
+
     /// Starts `command` with `bash -c` in its own process group.
     pub fn spawn(&self, command: &str, opts: SpawnOptions<'_>) -> Result<Arc<Background>, String> {
         let (reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
@@ -199,6 +262,9 @@ impl ProcessTable {
             exit: exit_rx,
             killed: Mutex::new(false),
             stdin: tokio::sync::Mutex::new(child.stdin.take()),
+            notify: opts.notify,
+            consumed: AtomicBool::new(false),
+            announced: AtomicBool::new(false),
         });
         let reading = process.clone();
         std::thread::Builder::new()

@@ -7,6 +7,7 @@ fn opts(dir: &Path, with_stdin: bool) -> SpawnOptions<'_> {
         cwd: dir,
         hidden_env: &[],
         with_stdin,
+        notify: false,
     }
 }
 
@@ -139,4 +140,40 @@ async fn a_dropped_table_kills_what_still_runs_unless_released() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(nix::sys::signal::killpg(group, None).is_ok());
     let _ = nix::sys::signal::killpg(group, nix::sys::signal::SIGKILL);
+}
+
+#[tokio::test]
+async fn ends_are_announced_once_unless_the_agent_saw_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::announcing();
+    let notify = |with| SpawnOptions {
+        notify: with,
+        ..opts(dir.path(), false)
+    };
+    let told = table.spawn("echo done-here; exit 2", notify(true)).unwrap();
+    let seen = table.spawn("true", notify(true)).unwrap();
+    let quiet = table.spawn("true", notify(false)).unwrap();
+    for p in [&told, &seen, &quiet] {
+        p.wait(Duration::from_secs(10)).await.unwrap();
+    }
+    for _ in 0..50 {
+        if told.tail(100).contains("done-here") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    seen.mark_consumed();
+    let notes = table.take_announcements();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with(&format!(
+        "[IMPORTANT: Background process {} exited (exit code 2).",
+        told.id
+    )));
+    assert!(
+        notes[0].contains("Command: echo done-here; exit 2") && notes[0].contains("done-here\n")
+            || notes[0].contains("Output:\ndone-here"),
+        "{}",
+        notes[0]
+    );
+    assert!(table.take_announcements().is_empty());
 }

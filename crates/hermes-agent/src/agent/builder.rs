@@ -38,6 +38,7 @@ pub struct AgentBuilder {
     timing: Arc<dyn Timing>,
     hidden_env: Arc<[String]>,
     dynamic: Option<Arc<dyn hermes_tools::DynamicTools>>,
+    processes: Option<Arc<hermes_tools::processes::ProcessTable>>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -74,6 +75,7 @@ impl AgentBuilder {
             steer: SteerHandle::default(),
             timing: Arc::new(SystemTiming),
             hidden_env: Arc::from(Vec::new()),
+            processes: None,
             dynamic: None,
         }
     }
@@ -168,6 +170,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Where the tools' background processes are kept (a fresh table by default).
+    pub fn processes(mut self, table: Arc<hermes_tools::processes::ProcessTable>) -> Self {
+        self.processes = Some(table);
+        self
+    }
+
     /// Environment variables (credentials) the processes tools start never inherit.
     pub fn hidden_env(mut self, names: impl Into<Arc<[String]>>) -> Self {
         self.hidden_env = names.into();
@@ -215,7 +223,7 @@ impl AgentBuilder {
             clarifier: self.clarifier,
             timing: self.timing,
             hidden_env: self.hidden_env,
-            processes: Arc::default(),
+            processes: self.processes.unwrap_or_default(),
             dynamic: self.dynamic.map(super::dynamic::DynamicState::new),
             schema_tokens: None,
         }

@@ -302,6 +302,19 @@ impl SessionTask {
         if let Some(memory) = &self.memory_tool {
             memory.reset_turn();
         }
+        // Background processes that ended since the last turn are announced
+        // ahead of the message.
+        let table = self.agent.processes();
+        if table.running().iter().any(|p| p.notify) {
+            // The front-end may have held the runtime while it read the line:
+            // give the reaper of an exited process a moment to record it.
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let announcements = table.take_announcements();
+        let input = match (input, announcements.is_empty()) {
+            (Some(text), false) => Some(format!("{}\n\n{text}", announcements.join("\n\n"))),
+            (input, _) => input,
+        };
         let work = match input {
             Some(text) => Work::Message(text),
             None => Work::Continue,

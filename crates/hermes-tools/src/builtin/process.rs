@@ -197,6 +197,9 @@ fn log(p: &Background, offset: Option<i64>, limit: Option<i64>) -> Value {
         (start, (start + limit).min(total))
     };
     let shown = &lines[start..end];
+    if end == total && p.exit().is_some() {
+        p.mark_consumed();
+    }
     json!({
         "session_id": p.id,
         "command": p.command,
@@ -228,6 +231,7 @@ async fn wait(p: &Background, timeout: Option<i64>, ctx: &ToolContext) -> Result
     });
     Ok(match waited {
         Some(exit) => {
+            p.mark_consumed();
             let mut value =
                 json!({"status": "exited", "command": p.command, "output": p.tail(2000)});
             ended(p, exit, &mut value);
@@ -246,6 +250,7 @@ async fn wait(p: &Background, timeout: Option<i64>, ctx: &ToolContext) -> Result
 }
 
 async fn kill(p: &Background) -> Value {
+    p.mark_consumed();
     match p.kill().await {
         Some(_) => json!({
             "status": "killed",

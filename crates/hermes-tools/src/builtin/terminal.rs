@@ -131,10 +131,17 @@ fn start_background(
     ctx: &ToolContext,
 ) -> String {
     let with_stdin = arg_bool(args, "pty").unwrap_or(false);
+    let notify = arg_bool(args, "notify_on_complete").unwrap_or(false);
+    let watching = args
+        .get("watch_patterns")
+        .and_then(Value::as_array)
+        .is_some_and(|p| !p.is_empty());
+    let announce = (notify || watching) && ctx.processes.announces();
     let opts = crate::processes::SpawnOptions {
         cwd: workdir,
         hidden_env: &ctx.hidden_env,
         with_stdin,
+        notify: announce,
     };
     let process = match ctx.processes.spawn(command, opts) {
         Ok(p) => p,
@@ -158,15 +165,21 @@ fn start_background(
             "stdin is a pipe (not a terminal): send input with process(action='submit'), end it with process(action='close')"
         );
     }
-    let notify = arg_bool(args, "notify_on_complete").unwrap_or(false);
-    let watching = args
-        .get("watch_patterns")
-        .and_then(Value::as_array)
-        .is_some_and(|p| !p.is_empty());
-    if notify || watching {
+    if announce {
+        value["notify_on_complete"] = json!(true);
+        if watching {
+            value["watch_patterns_ignored"] = json!(
+                "watch_patterns are not supported by this build: you will be told once, when the \
+                 process exits, instead"
+            );
+        }
+    } else if notify || watching {
+        value["notify_on_complete"] = json!(false);
         value["notify_unsupported"] = json!(
-            "notify_on_complete / watch_patterns are not available in this build yet: nothing will \
-             announce this process. Use process(action='wait') to block until it exits, or poll it."
+            "notify_on_complete / watch_patterns are not available in this session — it cannot \
+             receive an announcement after this run ends (a one-shot run or an API request). The \
+             process is running in the background; retrieve its result with \
+             process(action='poll') or process(action='wait')."
         );
     } else {
         value["hint"] = json!(SILENT_HINT);
