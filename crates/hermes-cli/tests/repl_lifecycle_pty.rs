@@ -1,0 +1,169 @@
+//! The REPL's session lifecycle in a real terminal (tmux): compressing on
+//! request, leaving no empty session behind, and background processes
+//! (listed by /status, ended by /stop, announced when they finish).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::time::Duration;
+
+use hermes_mock::Reply;
+use support::Sandbox;
+use support::pty::{PROMPT, Pane, tmux_available};
+
+#[test]
+fn compress_on_request_summarises_a_short_conversation() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    for i in 1..=4 {
+        sb.mock.push(Reply::text(format!("answer {i}")));
+    }
+    let pane = Pane::start(&sb, "compress", "chat");
+    pane.wait_for(PROMPT);
+    for i in 1..=4 {
+        pane.send_line(&format!("question {i}"));
+        pane.wait_for(&format!("answer {i}"));
+    }
+    sb.mock
+        .push(Reply::text("The user asked four numbered questions."));
+    pane.send_line("/compact");
+    let screen = pane.wait_for("Compressed: ");
+    assert!(screen.contains("Compressed: 9 → "), "{screen}");
+    // The summary request went to the model, and the next turn carries it.
+    sb.mock.push(Reply::text("answer 5"));
+    pane.send_line("question 5");
+    pane.wait_for("answer 5");
+    let last = sb.requests().last().unwrap().to_string();
+    assert!(last.contains("four numbered questions"), "{last}");
+    assert!(
+        last.contains("question 4") && last.contains("question 5"),
+        "{last}"
+    );
+    assert!(!last.contains("answer 2"), "{last}");
+}
+
+#[test]
+fn a_repl_opened_and_closed_leaves_no_session_behind() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let pane = Pane::start(&sb, "emptyexit", "chat");
+    pane.wait_for(PROMPT);
+    pane.keys(&["C-d"]);
+    pane.wait_until("the REPL to exit", |_| {
+        pane.tmux(&["display-message", "-p", "-t", "t", "#{pane_dead}"])
+            .trim()
+            == "1"
+    });
+    let out = sb.command().args(["sessions", "list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !listed.contains("cli"),
+        "an empty session is listed:\n{listed}"
+    );
+    let db = rusqlite::Connection::open(sb.home.path().join("state.db")).unwrap();
+    let n: i64 = db
+        .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
+}
+
+#[test]
+fn status_lists_background_processes_and_stop_ends_them() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 300","background":true}"#,
+    ));
+    sb.mock.push(Reply::text("started it"));
+    let pane = Pane::start(&sb, "bgstop", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("start a sleeper");
+    pane.wait_for("started it");
+    pane.send_line("/status");
+    let screen = pane.wait_for("running in the background");
+    assert!(screen.contains("· sleep 300"), "{screen}");
+    pane.send_line("/stop");
+    pane.wait_for("Stopped 1 background process(es).");
+    pane.send_line("/stop");
+    pane.wait_for("No running background processes.");
+    let pid = sb.requests().last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| {
+            let v: serde_json::Value =
+                serde_json::from_str(m["content"].as_str().unwrap()).unwrap();
+            v["pid"].as_i64().unwrap()
+        })
+        .unwrap();
+    let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+    let mut gone = false;
+    for _ in 0..100 {
+        if nix::sys::signal::killpg(group, None).is_err() {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone, "the sleeper survived /stop");
+}
+
+#[test]
+fn the_agent_is_told_when_a_background_job_it_asked_about_finishes() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        r#"{"command":"sleep 0.2; echo build-finished-marker","background":true,"notify_on_complete":true}"#,
+    ));
+    sb.mock.push(Reply::text("build started"));
+    sb.mock.push(Reply::text("noted"));
+    let pane = Pane::start(&sb, "bgnotify", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("run the build in the background");
+    pane.wait_for("build started");
+    std::thread::sleep(Duration::from_millis(800));
+    pane.send_line("anything new?");
+    pane.wait_for("noted");
+    let requests = sb.requests();
+    let started: serde_json::Value = serde_json::from_str(
+        requests[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(started["notify_on_complete"], true, "{started}");
+    let id = started["session_id"].as_str().unwrap();
+    let last_user = support::messages_with_role(requests.last().unwrap(), "user")
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        last_user.starts_with(&format!(
+            "[IMPORTANT: Background process {id} completed normally (exit code 0)."
+        )),
+        "{last_user}"
+    );
+    assert!(last_user.contains("build-finished-marker"), "{last_user}");
+    assert!(last_user.ends_with("anything new?"), "{last_user}");
+}
