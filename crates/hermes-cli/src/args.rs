@@ -50,6 +50,8 @@ pub enum Command {
     Setup(crate::setup_cmd::SetupArgs),
     /// Check the configuration, the model endpoint and the session store; say how to fix problems.
     Doctor(crate::doctor::DoctorArgs),
+    /// Inspect or clear the checkpoint store behind /rollback.
+    Checkpoints(crate::checkpoints_cmd::CheckpointsArgs),
     /// Show the logs (agent, errors, gateway, mcp), filtered or followed.
     Logs(crate::logs_cmd::LogsArgs),
     /// Print a shell completion script: eval "$(hermes completion bash)".
@@ -113,6 +115,10 @@ pub struct RunArgs {
     /// Preload skills (comma-separated names) for the session, ahead of the first message.
     #[arg(short = 's', long = "skills", value_name = "NAMES")]
     pub skills: Option<String>,
+
+    /// Checkpoint project files before tools change them (/rollback restores them).
+    #[arg(long = "checkpoints")]
+    pub checkpoints: bool,
 
     /// Resume a session by name, or the most recent one when no name is given.
     #[arg(short = 'c', long = "continue", value_name = "SESSION_NAME", num_args = 0..=1, default_missing_value = "")]

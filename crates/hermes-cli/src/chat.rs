@@ -47,6 +47,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Logs(args))) => home().and_then(|h| crate::logs_cmd::run(args, &h)),
         (None, Some(Command::Completion { shell })) => completion(shell),
         (None, Some(Command::Doctor(args))) => crate::doctor::run(args).await,
+        (None, Some(Command::Checkpoints(args))) => crate::checkpoints_cmd::run(args),
         (None, Some(Command::Setup(args))) => crate::setup_cmd::run(&args),
         (None, Some(Command::Tools(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::tools_cmd::run(args, &setup))
@@ -178,6 +179,7 @@ fn merge(sub: &RunArgs, top: &RunArgs) -> RunArgs {
             .clone()
             .or_else(|| top.continue_last.clone()),
         skills: sub.skills.clone().or_else(|| top.skills.clone()),
+        checkpoints: sub.checkpoints || top.checkpoints,
     }
 }
 
@@ -233,6 +235,7 @@ impl Session {
             interactive,
             // The REPL titles its sessions, as the reference's does.
             auto_title: interactive,
+            checkpoints: run.checkpoints,
             ..SessionSpec::new("cli", cwd)
         };
         let conv = SessionManager::new(setup.clone()).start(spec).await?;

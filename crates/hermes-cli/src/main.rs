@@ -5,6 +5,7 @@ mod approval_prompt;
 mod args;
 mod auth_cmd;
 mod chat;
+mod checkpoints_cmd;
 mod clarify_prompt;
 mod config_cmd;
 mod doctor;

@@ -149,3 +149,59 @@ fn a_process_still_running_when_the_session_ends_is_stopped_unless_kept() {
         }
     }
 }
+
+#[test]
+fn checkpoints_are_taken_before_writes_and_the_store_can_be_inspected_and_cleared() {
+    let sb = Sandbox::start();
+    std::fs::write(sb.work_path("Cargo.toml"), "[package]\n").unwrap();
+    std::fs::write(sb.work_path("notes.txt"), "original\n").unwrap();
+    sb.mock.push(call(
+        "write_file",
+        json!({"path": "notes.txt", "content": "changed\n"}),
+    ));
+    sb.mock
+        .push(call("terminal", json!({"command": "rm notes.txt"})));
+    sb.mock.push(Reply::text("done"));
+    let out = sb.chat(
+        "change the notes, then remove them",
+        &["--checkpoints", "--yolo"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!sb.work_path("notes.txt").exists());
+    let status = sb.command().args(["checkpoints"]).output().unwrap();
+    let text = stdout(&status);
+    assert!(text.contains("Projects:        1"), "{text}");
+    let workdir = sb.work.path().canonicalize().unwrap();
+    assert!(text.contains(&workdir.display().to_string()), "{text}");
+    // Two checkpoints: before the write, and before the destructive command.
+    assert!(text.contains("      2  "), "{text}");
+    // Without the flag (or checkpoints.enabled) nothing is taken.
+    let plain = Sandbox::start();
+    std::fs::write(plain.work_path("a.txt"), "a\n").unwrap();
+    plain.mock.push(call(
+        "write_file",
+        json!({"path": "a.txt", "content": "b\n"}),
+    ));
+    plain.mock.push(Reply::text("ok"));
+    plain.chat("change a", &[]);
+    let text = stdout(
+        &plain
+            .command()
+            .args(["checkpoints", "status"])
+            .output()
+            .unwrap(),
+    );
+    assert!(text.contains("Projects:        0"), "{text}");
+    // Clearing asks unless forced.
+    let cleared = sb
+        .command()
+        .args(["checkpoints", "clear", "-f"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&cleared).contains("Cleared. Reclaimed"),
+        "{}",
+        stdout(&cleared)
+    );
+    assert!(!sb.home.path().join("checkpoints").exists());
+}

@@ -167,3 +167,70 @@ fn the_agent_is_told_when_a_background_job_it_asked_about_finishes() {
     assert!(last_user.contains("build-finished-marker"), "{last_user}");
     assert!(last_user.ends_with("anything new?"), "{last_user}");
 }
+
+#[test]
+fn rollback_restores_a_file_the_agent_broke_in_a_large_repository() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let work = sb.work.path();
+    std::fs::write(work.join("Cargo.toml"), "[package]\nname = \"big\"\n").unwrap();
+    for d in 0..100 {
+        let dir = work.join(format!("src/m{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::write(dir.join(format!("f{f:03}.rs")), format!("// {d}/{f}\n")).unwrap();
+        }
+    }
+    let target = work.join("src/m042/f007.rs");
+    let original = b"fn keep_me() {\n    \xe2\x9c\x93 bytes\t\r\n}\n".to_vec();
+    std::fs::write(&target, &original).unwrap();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "write_file",
+        r#"{"path":"src/m042/f007.rs","content":"broken\n"}"#,
+    ));
+    sb.mock.push(Reply::text("I rewrote it."));
+    let pane = Pane::start(&sb, "rollback", "chat --checkpoints");
+    pane.wait_for(PROMPT);
+    pane.send_line("rewrite f007");
+    pane.wait_for("I rewrote it.");
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .starts_with("broken")
+    );
+    pane.send_line("/rollback");
+    let screen = pane.wait_for("/rollback <N>");
+    assert!(
+        screen.contains("1. ") && screen.contains("before write_file"),
+        "{screen}"
+    );
+    pane.send_line("/rollback diff 1");
+    pane.wait_for("+broken");
+    pane.send_line("/rollback 1");
+    pane.wait_for("Chat turn undone to match restored file state.");
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        original,
+        "restored byte for byte"
+    );
+    // The project's own tree holds no repository of ours.
+    assert!(!work.join(".git").exists());
+    let store = sb.home.path().join("checkpoints/store");
+    assert!(store.join("HEAD").is_file());
+}
+
+#[test]
+fn rollback_says_how_to_turn_checkpoints_on() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let pane = Pane::start(&sb, "rollbackoff", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("/rollback");
+    pane.wait_for("Checkpoints are not enabled.");
+    assert!(pane.screen().contains("hermes chat --checkpoints"));
+}

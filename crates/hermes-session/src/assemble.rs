@@ -248,6 +248,7 @@ pub(crate) async fn assemble(
     };
     let mut builder = Agent::builder(provider, tools, options)
         .processes(Arc::new(processes))
+        .checkpoints(Arc::new(checkpoints(services.setup(), spec.checkpoints)))
         .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
         .history(match &spec.seed {
             Some(seed) => seed.history.clone(),
@@ -299,6 +300,23 @@ pub(crate) async fn assemble(
         store,
         titler,
     })
+}
+
+/// The session's checkpoints: on with `--checkpoints` or `checkpoints.enabled`
+/// (`checkpoints: true` is short for it), `max_snapshots` per project (20).
+pub fn checkpoints(setup: &crate::Setup, forced: bool) -> hermes_tools::checkpoints::Checkpoints {
+    let section = setup.config.get("checkpoints");
+    let enabled = forced
+        || match section {
+            Some(serde_json::Value::Bool(on)) => *on,
+            Some(v) => v.get("enabled").and_then(serde_json::Value::as_bool) == Some(true),
+            None => false,
+        };
+    let max = section
+        .and_then(|v| v.get("max_snapshots"))
+        .and_then(serde_json::Value::as_u64)
+        .map_or(20, |n| usize::try_from(n).unwrap_or(20));
+    hermes_tools::checkpoints::Checkpoints::new(setup.home.root(), enabled, max)
 }
 
 /// What titles the session, when it is titled automatically: not with

@@ -10,6 +10,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod assemble;
+pub use assemble::checkpoints;
 pub mod auxiliary;
 pub mod bundled_skills;
 mod conversation;

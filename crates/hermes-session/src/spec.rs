@@ -39,6 +39,9 @@ pub struct SessionSpec {
     /// Title the session automatically after its first exchange (in the
     /// background, with `auxiliary.title_generation`'s model or the session's).
     pub auto_title: bool,
+    /// Checkpoint project trees before tools change them (`--checkpoints`),
+    /// whatever `checkpoints.enabled` says.
+    pub checkpoints: bool,
 }
 
 /// A client-held conversation to run a session on.
@@ -71,6 +74,7 @@ impl SessionSpec {
             interactive: false,
             seed: None,
             auto_title: false,
+            checkpoints: false,
         }
     }
 }

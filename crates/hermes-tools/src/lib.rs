@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod builtin;
+pub mod checkpoints;
 pub mod injection;
 pub mod paths;
 pub mod processes;

@@ -39,6 +39,7 @@ pub struct AgentBuilder {
     hidden_env: Arc<[String]>,
     dynamic: Option<Arc<dyn hermes_tools::DynamicTools>>,
     processes: Option<Arc<hermes_tools::processes::ProcessTable>>,
+    checkpoints: Option<Arc<hermes_tools::checkpoints::Checkpoints>>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -76,6 +77,7 @@ impl AgentBuilder {
             timing: Arc::new(SystemTiming),
             hidden_env: Arc::from(Vec::new()),
             processes: None,
+            checkpoints: None,
             dynamic: None,
         }
     }
@@ -176,6 +178,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Takes checkpoints of project trees before file-changing tools run.
+    pub fn checkpoints(mut self, checkpoints: Arc<hermes_tools::checkpoints::Checkpoints>) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
+    }
+
     /// Environment variables (credentials) the processes tools start never inherit.
     pub fn hidden_env(mut self, names: impl Into<Arc<[String]>>) -> Self {
         self.hidden_env = names.into();
@@ -224,6 +232,7 @@ impl AgentBuilder {
             timing: self.timing,
             hidden_env: self.hidden_env,
             processes: self.processes.unwrap_or_default(),
+            checkpoints: self.checkpoints,
             dynamic: self.dynamic.map(super::dynamic::DynamicState::new),
             schema_tokens: None,
         }

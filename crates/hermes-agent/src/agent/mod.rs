@@ -145,6 +145,8 @@ pub struct Agent {
     hidden_env: Arc<[String]>,
     /// The background processes this agent's tools started.
     processes: Arc<hermes_tools::processes::ProcessTable>,
+    /// Snapshots of project trees before tools change them (`/rollback`).
+    checkpoints: Option<Arc<hermes_tools::checkpoints::Checkpoints>>,
     /// Tools that come and go (MCP servers), merged into `tools` before each request.
     dynamic: Option<dynamic::DynamicState>,
     /// The tool schemas' token estimate and the registry generation it is for.

@@ -307,6 +307,9 @@ impl Agent {
                 machine.refund();
             }
             let (runnable, blocked) = self.guardrails.screen(&prepared);
+            if let Some(checkpoints) = self.checkpoints.as_deref() {
+                checkpoint_before(checkpoints, &runnable, &ctx);
+            }
             let ran = run_batch(&runnable, &self.tools, &ctx, events).await;
             let (mut results, halt) = self.guardrails.review(&prepared, ran, blocked, events);
             if let Some(last) = results.last_mut()
@@ -427,5 +430,43 @@ fn shape_of(reply: &Message) -> ReplyShape {
             .as_deref()
             .is_some_and(|r| !r.trim().is_empty())
             || !reply.codex_reasoning_items.is_empty(),
+    }
+}
+
+/// Saves the project trees the calls are about to change (once per
+/// directory per model iteration): the file's project for `write_file` and
+/// `patch`, the working directory for a destructive `terminal` command.
+fn checkpoint_before(
+    checkpoints: &hermes_tools::checkpoints::Checkpoints,
+    calls: &[crate::plan::PreparedCall],
+    ctx: &ToolContext,
+) {
+    use hermes_tools::checkpoints::{is_destructive, project_dir};
+    if !checkpoints.enabled() {
+        return;
+    }
+    checkpoints.new_turn();
+    let home = ctx.homes.home.as_deref();
+    for call in calls {
+        let arg = |key: &str| call.args.get(key).and_then(serde_json::Value::as_str);
+        match call.name.as_str() {
+            "write_file" | "patch" => {
+                if let Some(path) = arg("path").filter(|p| !p.trim().is_empty()) {
+                    let dir = project_dir(&ctx.resolve(path));
+                    checkpoints.ensure(&dir, &format!("before {}", call.name), home);
+                }
+            }
+            "terminal" => {
+                let Some(command) = arg("command").filter(|c| is_destructive(c)) else {
+                    continue;
+                };
+                let dir = arg("workdir")
+                    .filter(|w| !w.trim().is_empty())
+                    .map_or_else(|| ctx.cwd.clone(), |w| ctx.resolve(w));
+                let short: String = command.chars().take(60).collect();
+                checkpoints.ensure(&dir, &format!("before terminal: {short}"), home);
+            }
+            _ => {}
+        }
     }
 }

@@ -32,6 +32,7 @@ impl Repl {
             )?,
             "status" => write!(err, "{}", self.status())?,
             "title" => self.title(arg).await?,
+            "rollback" => self.rollback(arg).await?,
             "resume" => self.resume(arg).await?,
             "yolo" => self.toggle_yolo().await?,
             "tools" => write!(err, "{}", self.tools())?,
@@ -61,7 +62,7 @@ impl Repl {
     }
 
     /// Sends a command op and returns the event that answers it.
-    async fn ask(&mut self, op: Op) -> Result<Event> {
+    pub(super) async fn ask(&mut self, op: Op) -> Result<Event> {
         let display = self.session.display(Verbosity::Normal, false);
         let outcome = driver::run(&mut self.session.conv, op, &display, None, &mut |_| {
             Ok(None)

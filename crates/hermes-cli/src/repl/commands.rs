@@ -47,6 +47,12 @@ pub const COMMANDS: &[CommandDef] = &[
         help: "Reload MCP servers from config.yaml",
     },
     CommandDef {
+        name: "rollback",
+        aliases: &[],
+        args: "[N | diff N | N FILE]",
+        help: "List or restore filesystem checkpoints (needs --checkpoints or checkpoints.enabled)",
+    },
+    CommandDef {
         name: "compress",
         aliases: &["compact"],
         args: "[topic]",

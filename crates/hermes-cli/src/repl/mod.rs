@@ -6,6 +6,7 @@ mod actions;
 pub mod commands;
 pub mod editor;
 pub mod history_file;
+mod rollback;
 pub mod tally;
 pub(crate) mod typeahead;
 
@@ -43,6 +44,8 @@ pub(crate) struct Repl {
     pub(crate) quiet: bool,
     /// What was typed during a turn, handled in order once it ends.
     pub(crate) queued: VecDeque<Queued>,
+    /// Checkpoints were asked for with `--checkpoints`.
+    pub(crate) checkpoints_forced: bool,
 }
 
 /// Input typed during a turn that waits for the turn to end.
@@ -82,6 +85,7 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
         prefill: None,
         quiet,
         queued: VecDeque::new(),
+        checkpoints_forced: run.checkpoints,
     };
     let mut last_interrupt: Option<Instant> = None;
     loop {

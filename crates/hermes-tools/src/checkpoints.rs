@@ -1,0 +1,519 @@
+//! Filesystem checkpoints: before a tool changes files in a project, its
+//! tree is committed to a shadow git store under `HERMES_HOME/checkpoints/`
+//! (the project's own `.git` is never touched), so `/rollback` can put the
+//! files back. Git stores only what changed, so a checkpoint of a large tree
+//! costs one `git add` of the changes, not a copy.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+
+/// Files in a project above which it is not checkpointed (too slow to scan).
+const MAX_ENTRIES: usize = 50_000;
+/// What marks a project root when walking up from a file.
+const ROOT_MARKERS: &[&str] = &[
+    ".git",
+    "pyproject.toml",
+    "package.json",
+    "Cargo.toml",
+    "go.mod",
+    "Makefile",
+    "pom.xml",
+    ".hg",
+    "Gemfile",
+];
+/// Never stored: build output, caches, dependencies, secrets, archives.
+const EXCLUDES: &[&str] = &[
+    "node_modules/",
+    "dist/",
+    "build/",
+    "target/",
+    "out/",
+    ".next/",
+    ".nuxt/",
+    "__pycache__/",
+    "*.pyc",
+    "*.pyo",
+    ".cache/",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    "coverage/",
+    ".coverage",
+    ".venv/",
+    "venv/",
+    "env/",
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".worktrees/",
+    "*.so",
+    "*.dylib",
+    "*.dll",
+    "*.o",
+    "*.a",
+    "*.jar",
+    "*.class",
+    "*.exe",
+    "*.obj",
+    "*.mp4",
+    "*.mov",
+    "*.mkv",
+    "*.webm",
+    "*.zip",
+    "*.tar",
+    "*.tar.gz",
+    "*.tgz",
+    "*.7z",
+    "*.rar",
+    "*.iso",
+    ".env",
+    ".env.*",
+    ".env.local",
+    ".env.*.local",
+    ".DS_Store",
+    "Thumbs.db",
+    "*.log",
+];
+
+/// One checkpoint of a project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The full commit hash.
+    pub hash: String,
+    /// `YYYY-MM-DD HH:MM` (local time of the commit).
+    pub when: String,
+    /// Why it was taken (`before patch` …).
+    pub reason: String,
+    /// Files changed since the checkpoint before it, with lines added and removed.
+    pub stat: Option<(u32, u32, u32)>,
+}
+
+/// The checkpoints of one session: where the store is, whether it is on,
+/// and which directories were already saved in this model iteration.
+#[derive(Debug)]
+pub struct Checkpoints {
+    store: PathBuf,
+    enabled: bool,
+    max_snapshots: usize,
+    done: Mutex<HashSet<PathBuf>>,
+}
+
+impl Checkpoints {
+    /// Checkpoints kept in `hermes_home/checkpoints/store`, taken when `enabled`.
+    pub fn new(hermes_home: &Path, enabled: bool, max_snapshots: usize) -> Self {
+        Self {
+            store: hermes_home.join("checkpoints").join("store"),
+            enabled,
+            max_snapshots: max_snapshots.max(1),
+            done: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Whether checkpoints are taken.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// A new model iteration: each directory may be saved once more.
+    pub fn new_turn(&self) {
+        self.done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Saves `dir` before a change (`reason` says which), once per
+    /// iteration; returns whether a new checkpoint was made. Failures only
+    /// cost the checkpoint.
+    pub fn ensure(&self, dir: &Path, reason: &str, home: Option<&Path>) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        let Ok(dir) = dir.canonicalize() else {
+            return false;
+        };
+        if dir == Path::new("/") || home.is_some_and(|h| h == dir) {
+            return false;
+        }
+        if !self
+            .done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(dir.clone())
+        {
+            return false;
+        }
+        self.take(&dir, reason).unwrap_or(false)
+    }
+
+    fn project(&self, dir: &Path) -> (String, PathBuf) {
+        let digest = Sha256::digest(dir.to_string_lossy().as_bytes());
+        let key: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let index = self.store.join("indexes").join(&key);
+        (key, index)
+    }
+
+    fn git(&self, dir: &Path, index: Option<&Path>, args: &[&str]) -> Result<String, String> {
+        let mut cmd = Command::new("git");
+        cmd.args(args)
+            .current_dir(dir)
+            .env("GIT_DIR", &self.store)
+            .env("GIT_WORK_TREE", dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_SYSTEM", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_NAMESPACE")
+            .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+            .stdin(std::process::Stdio::null());
+        match index {
+            Some(i) => cmd.env("GIT_INDEX_FILE", i),
+            None => cmd.env_remove("GIT_INDEX_FILE"),
+        };
+        let out = cmd.output().map_err(|e| format!("cannot run git: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+        }
+    }
+
+    fn init_store(&self) -> Result<(), String> {
+        if self.store.join("HEAD").is_file() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.store).map_err(|e| e.to_string())?;
+        let bare = Command::new("git")
+            .args(["init", "--bare", "--quiet"])
+            .arg(&self.store)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        if !bare.status.success() {
+            return Err(String::from_utf8_lossy(&bare.stderr).into_owned());
+        }
+        for (key, value) in [
+            ("user.email", "hermes@local"),
+            ("user.name", "Hermes Checkpoint"),
+            ("commit.gpgsign", "false"),
+            ("gc.auto", "0"),
+            ("core.autocrlf", "false"),
+        ] {
+            let _ = Command::new("git")
+                .args(["config", key, value])
+                .env("GIT_DIR", &self.store)
+                .output();
+        }
+        let info = self.store.join("info");
+        std::fs::create_dir_all(&info).map_err(|e| e.to_string())?;
+        std::fs::write(info.join("exclude"), EXCLUDES.join("\n") + "\n").map_err(|e| e.to_string())
+    }
+
+    fn tip(&self, dir: &Path, key: &str) -> Option<String> {
+        self.git(
+            dir,
+            None,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/hermes/{key}"),
+            ],
+        )
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+    }
+
+    /// Commits `dir`'s current tree; `Ok(false)` when nothing changed.
+    fn take(&self, dir: &Path, reason: &str) -> Result<bool, String> {
+        if count_entries(dir, MAX_ENTRIES + 1) > MAX_ENTRIES {
+            return Ok(false);
+        }
+        self.init_store()?;
+        let (key, index) = self.project(dir);
+        std::fs::create_dir_all(index.parent().unwrap_or(&self.store))
+            .map_err(|e| e.to_string())?;
+        let tip = self.tip(dir, &key);
+        if let Some(tip) = &tip
+            && !index.is_file()
+        {
+            self.git(dir, Some(&index), &["read-tree", tip])?;
+        }
+        self.git(dir, Some(&index), &["add", "-A", "--", "."])?;
+        if let Some(tip) = &tip
+            && self
+                .git(
+                    dir,
+                    Some(&index),
+                    &["diff-index", "--cached", "--quiet", tip],
+                )
+                .is_ok()
+        {
+            return Ok(false);
+        }
+        let tree = self
+            .git(dir, Some(&index), &["write-tree"])?
+            .trim()
+            .to_owned();
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", reason];
+        if let Some(tip) = &tip {
+            args.extend(["-p", tip.as_str()]);
+        }
+        let commit = self.git(dir, None, &args)?.trim().to_owned();
+        self.git(
+            dir,
+            None,
+            &["update-ref", &format!("refs/hermes/{key}"), &commit],
+        )?;
+        self.touch_project(&key, dir);
+        Ok(true)
+    }
+
+    /// Records which directory a project key stands for, and when it was last saved.
+    fn touch_project(&self, key: &str, dir: &Path) {
+        let meta = self.store.join("projects").join(format!("{key}.json"));
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let created = std::fs::read_to_string(&meta)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["created_at"].as_u64())
+            .unwrap_or(now);
+        let record = serde_json::json!({
+            "workdir": dir.display().to_string(),
+            "created_at": created,
+            "last_touch": now,
+        });
+        if let Some(parent) = meta.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = std::fs::write(meta, record.to_string());
+    }
+
+    /// Every project with checkpoints: (directory, checkpoints kept, last
+    /// saved as Unix seconds), most recently saved first.
+    pub fn projects(&self) -> Vec<(PathBuf, usize, u64)> {
+        let Ok(entries) = std::fs::read_dir(self.store.join("projects")) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(PathBuf, usize, u64)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let v: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok()?;
+                let dir = PathBuf::from(v["workdir"].as_str()?);
+                let key = e.path().file_stem()?.to_string_lossy().into_owned();
+                let count = Command::new("git")
+                    .args(["rev-list", "--count", &format!("refs/hermes/{key}")])
+                    .env("GIT_DIR", &self.store)
+                    .output()
+                    .ok()
+                    .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+                    .unwrap_or(0);
+                Some((dir, count, v["last_touch"].as_u64().unwrap_or(0)))
+            })
+            .collect();
+        out.sort_by_key(|p| std::cmp::Reverse(p.2));
+        out
+    }
+
+    /// Where the checkpoints live.
+    pub fn base(&self) -> &Path {
+        self.store.parent().unwrap_or(&self.store)
+    }
+
+    /// The checkpoints of `dir`, newest first.
+    pub fn list(&self, dir: &Path) -> Vec<Checkpoint> {
+        let Ok(dir) = dir.canonicalize() else {
+            return Vec::new();
+        };
+        let (key, _) = self.project(&dir);
+        if self.tip(&dir, &key).is_none() {
+            return Vec::new();
+        }
+        let limit = format!("-n{}", self.max_snapshots);
+        let log = self
+            .git(
+                &dir,
+                None,
+                &[
+                    "log",
+                    &format!("refs/hermes/{key}"),
+                    "--format=%H|%ad|%s",
+                    "--date=format:%Y-%m-%d %H:%M",
+                    &limit,
+                ],
+            )
+            .unwrap_or_default();
+        log.lines()
+            .filter_map(|line| {
+                let mut parts = line.splitn(3, '|');
+                let (hash, when, reason) = (parts.next()?, parts.next()?, parts.next()?);
+                let stat = self
+                    .git(
+                        &dir,
+                        None,
+                        &["diff", "--shortstat", &format!("{hash}~1"), hash],
+                    )
+                    .ok()
+                    .and_then(|s| parse_shortstat(&s));
+                Some(Checkpoint {
+                    hash: hash.to_owned(),
+                    when: when.to_owned(),
+                    reason: reason.to_owned(),
+                    stat,
+                })
+            })
+            .collect()
+    }
+
+    /// What changed in `dir` since checkpoint `hash` (stat, then the diff).
+    pub fn diff(&self, dir: &Path, hash: &str) -> Result<String, String> {
+        let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+        let (key, index) = self.project(&dir);
+        self.git(&dir, Some(&index), &["add", "-A", "--", "."])?;
+        let stat = self.git(&dir, Some(&index), &["diff", "--stat", hash, "--cached"]);
+        let patch = self.git(
+            &dir,
+            Some(&index),
+            &["diff", hash, "--cached", "--no-color"],
+        );
+        if let Some(tip) = self.tip(&dir, &key) {
+            let _ = self.git(&dir, Some(&index), &["read-tree", &tip]);
+        }
+        Ok(format!("{}\n{}", stat?, patch?).trim().to_owned())
+    }
+
+    /// Puts `dir` (or only `file`, relative to it) back as checkpoint `hash`
+    /// had it, after saving the current state as a new checkpoint. Files
+    /// created since are left alone.
+    pub fn restore(&self, dir: &Path, hash: &str, file: Option<&str>) -> Result<(), String> {
+        let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+        if let Some(f) = file
+            && (Path::new(f).is_absolute()
+                || Path::new(f)
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir))
+        {
+            return Err(format!(
+                "File path must be relative to {} and stay inside it: {f}",
+                dir.display()
+            ));
+        }
+        let short: String = hash.chars().take(8).collect();
+        self.take(
+            &dir,
+            &format!("pre-rollback snapshot (restoring to {short})"),
+        )?;
+        let (_, index) = self.project(&dir);
+        let target = file.unwrap_or(".");
+        self.git(&dir, Some(&index), &["checkout", hash, "--", target])
+            .map(|_| ())
+            .map_err(|e| format!("Restore failed: {e}"))
+    }
+}
+
+/// The project root for a file: the nearest parent holding a project marker,
+/// else the file's own directory.
+pub fn project_dir(path: &Path) -> PathBuf {
+    let start = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent()
+            .map_or_else(|| path.to_path_buf(), Path::to_path_buf)
+    };
+    let mut dir = start.as_path();
+    loop {
+        if ROOT_MARKERS.iter().any(|m| dir.join(m).exists()) {
+            return dir.to_path_buf();
+        }
+        match dir.parent() {
+            Some(parent) if parent != Path::new("/") && parent != dir => dir = parent,
+            _ => return start,
+        }
+    }
+}
+
+/// Whether a shell command is likely to change or remove files.
+pub fn is_destructive(command: &str) -> bool {
+    let words = [
+        "rm ",
+        "rmdir ",
+        "cp ",
+        "install ",
+        "mv ",
+        "truncate ",
+        "dd ",
+        "shred ",
+        "git reset ",
+        "git clean ",
+        "git checkout ",
+    ];
+    let padded = format!(" {command}");
+    let separated = |w: &str| {
+        [" ", "&&", "||", ";", "`", "("]
+            .iter()
+            .any(|sep| padded.contains(&format!("{sep}{w}")))
+    };
+    if words.iter().any(|w| separated(w)) || padded.contains("sed -i") {
+        return true;
+    }
+    // `>` that overwrites (not `>>`, not `2>&1`-style redirections of fds).
+    let bytes = command.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        b == b'>'
+            && bytes.get(i + 1) != Some(&b'>')
+            && bytes.get(i + 1) != Some(&b'&')
+            && (i == 0 || (bytes[i - 1] != b'>' && !bytes[i - 1].is_ascii_digit()))
+    })
+}
+
+fn count_entries(dir: &Path, stop_at: usize) -> usize {
+    let mut count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            count += 1;
+            if count >= stop_at {
+                return count;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(entry.path());
+            }
+        }
+    }
+    count
+}
+
+fn parse_shortstat(text: &str) -> Option<(u32, u32, u32)> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let number_before = |word: &str| {
+        text.split(", ")
+            .find(|part| part.contains(word))
+            .and_then(|part| part.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    Some((
+        number_before("changed"),
+        number_before("insertion"),
+        number_before("deletion"),
+    ))
+}
+
+#[cfg(test)]
+#[path = "checkpoints_tests.rs"]
+mod tests;
