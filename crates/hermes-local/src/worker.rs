@@ -294,6 +294,10 @@ impl Engine<'_> {
             for piece in splitter.push(&text) {
                 calls += emit(&job.out, piece, calls)?;
             }
+            if splitter.halted() {
+                finish = FinishReason::Stop;
+                break;
+            }
             batch.clear();
             batch
                 .add(token, pos, &[0], true)

@@ -362,14 +362,16 @@ impl Services {
     }
 
     fn local_path(&self, path: Option<&str>) -> PathBuf {
+        let models = self.inner.setup.home.models_dir();
         match path {
+            // A name `hermes model pull` knows stands for its file.
+            #[cfg(feature = "local")]
+            Some(p) if !p.contains('/') && hermes_local::models::find(p).is_some() => {
+                hermes_local::models::find(p)
+                    .map_or_else(|| PathBuf::from(p), |m| models.join(m.file))
+            }
             Some(p) => PathBuf::from(p),
-            None => self
-                .inner
-                .setup
-                .home
-                .models_dir()
-                .join(crate::DEFAULT_LOCAL_FILE),
+            None => models.join(crate::DEFAULT_LOCAL_FILE),
         }
     }
 

@@ -39,7 +39,16 @@ impl Pane {
         Self::launch(sb, name, args, true)
     }
 
+    /// [`Pane::start`] with extra environment variables (`NAME=value` words).
+    pub fn start_with_env(sb: &Sandbox, name: &str, env: &str, args: &str) -> Pane {
+        Self::launch_env(sb, name, env, args, false)
+    }
+
     fn launch(sb: &Sandbox, name: &str, args: &str, report_exit: bool) -> Pane {
+        Self::launch_env(sb, name, "", args, report_exit)
+    }
+
+    fn launch_env(sb: &Sandbox, name: &str, env: &str, args: &str, report_exit: bool) -> Pane {
         let socket = format!("hermes-{}-{name}", std::process::id());
         let script = sb.home.path().join(format!("run-{name}.sh"));
         let (exec, after) = if report_exit {
@@ -50,7 +59,7 @@ impl Pane {
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\ncd '{}' && {exec}env -i PATH=\"$PATH\" HOME='{}' HERMES_HOME='{}' TERM=xterm-256color LANG=C.UTF-8 '{}' {args}{after}\n",
+                "#!/bin/sh\ncd '{}' && {exec}env -i PATH=\"$PATH\" HOME='{}' HERMES_HOME='{}' TERM=xterm-256color LANG=C.UTF-8 {env} '{}' {args}{after}\n",
                 sb.work.path().display(),
                 sb.home.path().display(),
                 sb.home.path().display(),
