@@ -24,6 +24,8 @@ enum CheckpointsAction {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
+    /// Drop projects whose directory is gone and reclaim the space of dropped checkpoints.
+    Prune,
     /// Delete every checkpoint of every project.
     Clear {
         /// Do not ask.
@@ -116,6 +118,18 @@ pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
                     )?;
                 }
             }
+        }
+        CheckpointsAction::Prune => {
+            let before = size_of(&base);
+            writeln!(out, "Pruning checkpoint store…")?;
+            let removed = store.prune();
+            let after = size_of(&base);
+            writeln!(out, "Deleted orphan:  {removed}")?;
+            writeln!(
+                out,
+                "Bytes reclaimed: {}",
+                human(before.saturating_sub(after))
+            )?;
         }
         CheckpointsAction::Clear { force } => {
             if !base.exists() {

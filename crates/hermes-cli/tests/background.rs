@@ -192,6 +192,16 @@ fn checkpoints_are_taken_before_writes_and_the_store_can_be_inspected_and_cleare
             .unwrap(),
     );
     assert!(text.contains("Projects:        0"), "{text}");
+    let pruned = sb
+        .command()
+        .args(["checkpoints", "prune"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&pruned).contains("Deleted orphan:  0"),
+        "{}",
+        stdout(&pruned)
+    );
     // Clearing asks unless forced.
     let cleared = sb
         .command()

@@ -272,7 +272,105 @@ impl Checkpoints {
             &["update-ref", &format!("refs/hermes/{key}"), &commit],
         )?;
         self.touch_project(&key, dir);
+        self.keep_newest(dir, &key)?;
         Ok(true)
+    }
+
+    /// Drops a project's checkpoints beyond `max_snapshots`: the newest are
+    /// re-chained without their elders (same trees and reasons); the objects
+    /// only they held go at the next `gc` (`hermes checkpoints prune`).
+    fn keep_newest(&self, dir: &Path, key: &str) -> Result<(), String> {
+        let reference = format!("refs/hermes/{key}");
+        let count: usize = self
+            .git(dir, None, &["rev-list", "--count", &reference])?
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        if count <= self.max_snapshots {
+            return Ok(());
+        }
+        let keep = format!("-n{}", self.max_snapshots);
+        let log = self.git(
+            dir,
+            None,
+            &[
+                "log",
+                &reference,
+                "--format=%T%x00%ad%x00%s",
+                "--date=raw",
+                &keep,
+                "--reverse",
+            ],
+        )?;
+        let mut parent: Option<String> = None;
+        for line in log.lines() {
+            let mut fields = line.split('\0');
+            let (Some(tree), Some(date), Some(reason)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let mut args = vec!["commit-tree", tree, "-m", reason];
+            if let Some(p) = &parent {
+                args.extend(["-p", p.as_str()]);
+            }
+            // Each kept checkpoint keeps its time.
+            let commit = self.git_dated(dir, date, &args)?;
+            parent = Some(commit);
+        }
+        if let Some(tip) = parent {
+            self.git(dir, None, &["update-ref", &reference, &tip])?;
+        }
+        Ok(())
+    }
+
+    fn git_dated(&self, dir: &Path, date: &str, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_DIR", &self.store)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_SYSTEM", "/dev/null")
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+        }
+    }
+
+    /// Reclaims the space of dropped checkpoints and of projects whose
+    /// directory is gone; returns how many projects were removed.
+    pub fn prune(&self) -> usize {
+        let mut removed = 0;
+        for (dir, _, _) in self.projects() {
+            if dir.is_dir() {
+                continue;
+            }
+            let digest = Sha256::digest(dir.to_string_lossy().as_bytes());
+            let key: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            let _ = Command::new("git")
+                .args(["update-ref", "-d", &format!("refs/hermes/{key}")])
+                .env("GIT_DIR", &self.store)
+                .output();
+            let _ = std::fs::remove_file(self.store.join("indexes").join(&key));
+            let _ = std::fs::remove_file(self.store.join("projects").join(format!("{key}.json")));
+            removed += 1;
+        }
+        for args in [
+            &["reflog", "expire", "--expire=now", "--all"][..],
+            &["gc", "--prune=now", "--quiet"][..],
+        ] {
+            let _ = Command::new("git")
+                .args(args)
+                .env("GIT_DIR", &self.store)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output();
+        }
+        removed
     }
 
     /// Records which directory a project key stands for, and when it was last saved.

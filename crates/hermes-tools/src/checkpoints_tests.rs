@@ -126,3 +126,37 @@ fn project_roots_and_destructive_commands() {
         assert!(!is_destructive(cmd), "{cmd}");
     }
 }
+
+#[test]
+fn only_the_newest_checkpoints_are_kept_and_prune_drops_gone_projects() {
+    if no_git() {
+        return;
+    }
+    let (root, project, _) = setup();
+    let cp = Checkpoints::new(&root.path().join("home"), true, 3);
+    for i in 0..5 {
+        std::fs::write(project.join("a.txt"), format!("version {i}\n")).unwrap();
+        cp.new_turn();
+        assert!(cp.ensure(&project, &format!("before write_file {i}"), None));
+    }
+    let list = cp.list(&project);
+    let reasons: Vec<&str> = list.iter().map(|c| c.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "before write_file 4",
+            "before write_file 3",
+            "before write_file 2"
+        ]
+    );
+    // The oldest kept one still restores its content.
+    cp.restore(&project, &list[2].hash, Some("a.txt")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "version 2\n"
+    );
+    assert_eq!(cp.projects().len(), 1);
+    std::fs::remove_dir_all(&project).unwrap();
+    assert_eq!(cp.prune(), 1);
+    assert!(cp.projects().is_empty());
+}
