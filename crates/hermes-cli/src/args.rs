@@ -50,6 +50,8 @@ pub enum Command {
     Setup(crate::setup_cmd::SetupArgs),
     /// Check the configuration, the model endpoint and the session store; say how to fix problems.
     Doctor(crate::doctor::DoctorArgs),
+    /// Scheduled jobs: list, add, pause, resume, remove, run, tick, status.
+    Cron(crate::cron_cmd::CronArgs),
     /// Inspect or clear the checkpoint store behind /rollback.
     Checkpoints(crate::checkpoints_cmd::CheckpointsArgs),
     /// Show the logs (agent, errors, gateway, mcp), filtered or followed.

@@ -48,6 +48,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Completion { shell })) => completion(shell),
         (None, Some(Command::Doctor(args))) => crate::doctor::run(args).await,
         (None, Some(Command::Checkpoints(args))) => crate::checkpoints_cmd::run(args),
+        (None, Some(Command::Cron(args))) => crate::cron_cmd::run(args, &cli.run).await,
         (None, Some(Command::Setup(args))) => crate::setup_cmd::run(&args),
         (None, Some(Command::Tools(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::tools_cmd::run(args, &setup))

@@ -73,6 +73,18 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let cwd = std::env::current_dir()?;
     let manager = SessionManager::new(setup);
+    // Scheduled jobs fire from here: a tick a minute (the lock in the cron
+    // directory keeps a second process from running the same job).
+    let ticker = manager.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            every.tick().await;
+            if let Err(e) = hermes_session::cron::run::tick(&ticker).await {
+                say(&format!("Hermes gateway: cron tick failed: {e}"));
+            }
+        }
+    });
     let server = hermes_gateway::serve::Server::bind(api.clone(), manager, cwd)
         .await
         .map_err(anyhow::Error::msg)?;

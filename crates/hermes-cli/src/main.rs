@@ -8,6 +8,7 @@ mod chat;
 mod checkpoints_cmd;
 mod clarify_prompt;
 mod config_cmd;
+mod cron_cmd;
 mod doctor;
 mod driver;
 mod gateway_cmd;

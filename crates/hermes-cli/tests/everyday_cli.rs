@@ -298,9 +298,14 @@ fn completion_scripts_load_in_bash() {
         assert!(out.status.success(), "{shell}: {}", stderr(&out));
         assert!(stdout(&out).contains("hermes"), "{shell}");
     }
-    let script = stdout(&run(&sb, &["completion", "bash"]));
+    let script = sb.home.path().join("hermes.bash");
+    std::fs::write(&script, stdout(&run(&sb, &["completion", "bash"]))).unwrap();
     let out = std::process::Command::new("bash")
-        .args(["-c", &format!("{script}\ncomplete -p hermes")])
+        .arg("-c")
+        .arg(format!(
+            "source '{}' && complete -p hermes",
+            script.display()
+        ))
         .output()
         .unwrap();
     assert!(stdout(&out).contains("complete"), "{}", stderr(&out));

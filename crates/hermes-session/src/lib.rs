@@ -14,6 +14,7 @@ pub use assemble::checkpoints;
 pub mod auxiliary;
 pub mod bundled_skills;
 mod conversation;
+pub mod cron;
 mod delegation;
 pub mod endpoint;
 mod error;

@@ -1,0 +1,326 @@
+//! `hermes cron`: list, add, pause, resume, remove and run scheduled jobs in
+//! `HERMES_HOME/cron/jobs.json` (the reference's file), and `tick` to run
+//! what is due (the gateway ticks every minute; a system crontab can too).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use hermes_session::SessionManager;
+use hermes_session::cron::{jobs, run, schedule};
+use serde_json::Value;
+
+use crate::args::RunArgs;
+
+/// `hermes cron` arguments.
+#[derive(Debug, Args)]
+pub struct CronArgs {
+    #[command(subcommand)]
+    action: Option<CronAction>,
+}
+
+#[derive(Debug, Subcommand)]
+enum CronAction {
+    /// List the jobs (the default).
+    List {
+        /// Paused and finished jobs too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Create a job: SCHEDULE ('30m', 'every 2h', '0 9 * * *', an ISO time) and PROMPT.
+    #[command(alias = "create")]
+    Add {
+        /// When it runs.
+        schedule: String,
+        /// What the agent is asked each time.
+        prompt: String,
+        /// A name (default: the prompt's start).
+        #[arg(long)]
+        name: Option<String>,
+        /// Where the answer goes (local: saved under cron/output/).
+        #[arg(long)]
+        deliver: Option<String>,
+        /// How many runs (default: one for a one-shot, forever otherwise).
+        #[arg(long)]
+        repeat: Option<i64>,
+    },
+    /// Pause a job (by id or name).
+    Pause {
+        /// The job.
+        job: String,
+    },
+    /// Resume a paused job.
+    Resume {
+        /// The job.
+        job: String,
+    },
+    /// Run a job now.
+    Run {
+        /// The job.
+        job: String,
+    },
+    /// Remove a job and its saved outputs.
+    #[command(alias = "rm", alias = "delete")]
+    Remove {
+        /// The job.
+        job: String,
+    },
+    /// Run every job that is due, once.
+    Tick,
+    /// Whether jobs fire automatically, and what comes next.
+    Status,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}
+
+/// Runs a `hermes cron` action.
+pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
+    let home = crate::chat::home()?;
+    let root = home.root().to_path_buf();
+    let mut out = std::io::stdout().lock();
+    let fail = |message: String| -> Result<ExitCode> {
+        writeln!(std::io::stderr(), "{message}")?;
+        Ok(ExitCode::FAILURE)
+    };
+    match args.action.unwrap_or(CronAction::List { all: false }) {
+        CronAction::List { all } => {
+            let listed = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let shown: Vec<&Value> = listed
+                .iter()
+                .filter(|j| all || j["enabled"].as_bool().unwrap_or(true))
+                .collect();
+            if shown.is_empty() {
+                writeln!(out, "No scheduled jobs.")?;
+                writeln!(out, "Create one with 'hermes cron add SCHEDULE PROMPT'.")?;
+            }
+            for job in shown {
+                let state = match (
+                    job["enabled"].as_bool().unwrap_or(true),
+                    job["state"].as_str(),
+                ) {
+                    (true, _) => "active",
+                    (false, Some("paused")) => "paused",
+                    (false, Some("completed")) => "completed",
+                    _ => "disabled",
+                };
+                let repeat = match (
+                    job["repeat"]["times"].as_i64(),
+                    job["repeat"]["completed"].as_i64(),
+                ) {
+                    (Some(t), Some(c)) => format!("{c}/{t}"),
+                    (None, _) => "∞".to_owned(),
+                    (Some(t), None) => format!("0/{t}"),
+                };
+                writeln!(out, "  {} [{state}]", job["id"].as_str().unwrap_or("?"))?;
+                writeln!(out, "    Name:      {}", job["name"].as_str().unwrap_or(""))?;
+                writeln!(
+                    out,
+                    "    Schedule:  {}",
+                    job["schedule"]["display"].as_str().unwrap_or("")
+                )?;
+                writeln!(out, "    Repeat:    {repeat}")?;
+                writeln!(
+                    out,
+                    "    Next run:  {}",
+                    job["next_run_at"].as_str().unwrap_or("—")
+                )?;
+                writeln!(
+                    out,
+                    "    Deliver:   {}",
+                    job["deliver"].as_str().unwrap_or("local")
+                )?;
+                if let Some(last) = job["last_run_at"].as_str() {
+                    let status = match job["last_status"].as_str() {
+                        Some("error") => {
+                            format!("error: {}", job["last_error"].as_str().unwrap_or(""))
+                        }
+                        Some(s) => s.to_owned(),
+                        None => String::new(),
+                    };
+                    writeln!(out, "    Last run:  {last}  {status}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+        CronAction::Add {
+            schedule: when,
+            prompt,
+            name,
+            deliver,
+            repeat,
+        } => {
+            let job = match jobs::new_job(
+                &when,
+                &prompt,
+                name.as_deref(),
+                deliver.as_deref(),
+                repeat,
+                now(),
+            ) {
+                Ok(job) => job,
+                Err(e) => return fail(format!("Failed to create job: {e}")),
+            };
+            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            writeln!(out, "Created job: {}", job["id"].as_str().unwrap_or(""))?;
+            writeln!(out, "  Name: {}", job["name"].as_str().unwrap_or(""))?;
+            writeln!(
+                out,
+                "  Schedule: {}",
+                job["schedule"]["display"].as_str().unwrap_or("")
+            )?;
+            writeln!(
+                out,
+                "  Next run: {}",
+                job["next_run_at"].as_str().unwrap_or("")
+            )?;
+            if hermes_gateway::lock::running_pid(&root).is_none() {
+                writeln!(
+                    out,
+                    "  ⚠  Gateway is not running — jobs won't fire automatically."
+                )?;
+                writeln!(
+                    out,
+                    "     Start it with: hermes gateway run   (or run `hermes cron tick` from a crontab)"
+                )?;
+            }
+            all.push(job);
+            jobs::save(&root, &all, now()).map_err(anyhow::Error::msg)?;
+        }
+        CronAction::Pause { job } | CronAction::Resume { job } | CronAction::Remove { job }
+            if jobs::load(&root)
+                .map_err(anyhow::Error::msg)
+                .and_then(|a| jobs::find(&a, &job).map_err(anyhow::Error::msg))
+                .is_err() =>
+        {
+            return fail(format!("Job not found: {job}"));
+        }
+        CronAction::Pause { job } => {
+            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let i = jobs::find(&all, &job).map_err(anyhow::Error::msg)?;
+            all[i]["enabled"] = Value::Bool(false);
+            all[i]["state"] = Value::from("paused");
+            all[i]["paused_at"] = Value::from(schedule::iso(now()));
+            let (id, name) = (all[i]["id"].clone(), all[i]["name"].clone());
+            jobs::save(&root, &all, now()).map_err(anyhow::Error::msg)?;
+            writeln!(
+                out,
+                "Paused job: {} ({})",
+                name.as_str().unwrap_or(""),
+                id.as_str().unwrap_or("")
+            )?;
+        }
+        CronAction::Resume { job } => {
+            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let i = jobs::find(&all, &job).map_err(anyhow::Error::msg)?;
+            let t = now();
+            let next = schedule::next_run(&all[i]["schedule"].clone(), None, t);
+            all[i]["enabled"] = Value::Bool(true);
+            all[i]["state"] = Value::from("scheduled");
+            all[i]["paused_at"] = Value::Null;
+            all[i]["paused_reason"] = Value::Null;
+            all[i]["next_run_at"] = next.map_or(Value::Null, |n| Value::from(schedule::iso(n)));
+            let (id, name) = (all[i]["id"].clone(), all[i]["name"].clone());
+            jobs::save(&root, &all, t).map_err(anyhow::Error::msg)?;
+            writeln!(
+                out,
+                "Resumed job: {} ({})",
+                name.as_str().unwrap_or(""),
+                id.as_str().unwrap_or("")
+            )?;
+            writeln!(
+                out,
+                "  Next run: {}",
+                next.map_or_else(|| "—".to_owned(), schedule::iso)
+            )?;
+        }
+        CronAction::Remove { job } => {
+            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let i = jobs::find(&all, &job).map_err(anyhow::Error::msg)?;
+            let removed = all.remove(i);
+            jobs::save(&root, &all, now()).map_err(anyhow::Error::msg)?;
+            let id = removed["id"].as_str().unwrap_or("");
+            let _ = std::fs::remove_dir_all(jobs::cron_dir(&root).join("output").join(id));
+            writeln!(
+                out,
+                "Removed job: {} ({id})",
+                removed["name"].as_str().unwrap_or("")
+            )?;
+        }
+        CronAction::Run { job } => {
+            let manager = SessionManager::new(crate::chat::load_setup(flags)?);
+            drop(out);
+            return match run::run_job(&manager, &root, &job).await {
+                Ok(outcome) => {
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "Triggered job: {} ({})", outcome.name, outcome.job_id)?;
+                    match &outcome.result {
+                        Ok(_) => writeln!(out, "  Ran now: succeeded.")?,
+                        Err(e) => writeln!(out, "  Ran now: failed. {e}")?,
+                    }
+                    if let Some(path) = &outcome.output {
+                        writeln!(out, "  Output: {}", path.display())?;
+                    }
+                    Ok(if outcome.result.is_ok() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    })
+                }
+                Err(e) => fail(format!("Failed to run job: {e}")),
+            };
+        }
+        CronAction::Tick => {
+            let manager = SessionManager::new(crate::chat::load_setup(flags)?);
+            drop(out);
+            match run::tick(&manager).await.map_err(anyhow::Error::msg)? {
+                None => writeln!(
+                    std::io::stderr(),
+                    "Another process is running the due jobs."
+                )?,
+                Some(outcomes) => {
+                    let mut err = std::io::stderr();
+                    for o in outcomes {
+                        match &o.result {
+                            Ok(_) => writeln!(err, "ran {} ({}): ok", o.name, o.job_id)?,
+                            Err(e) => writeln!(err, "ran {} ({}): failed: {e}", o.name, o.job_id)?,
+                        }
+                    }
+                }
+            }
+        }
+        CronAction::Status => {
+            match hermes_gateway::lock::running_pid(&root) {
+                Some(pid) => writeln!(
+                    out,
+                    "✓ Gateway is running (pid {pid}) — cron jobs fire automatically"
+                )?,
+                None => {
+                    writeln!(out, "✗ Gateway is not running — cron jobs will NOT fire")?;
+                    writeln!(
+                        out,
+                        "  Start it with: hermes gateway run   (or run `hermes cron tick` every minute)"
+                    )?;
+                }
+            }
+            let all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let active: Vec<&Value> = all
+                .iter()
+                .filter(|j| j["enabled"].as_bool().unwrap_or(true))
+                .collect();
+            writeln!(out, "  {} active job(s)", active.len())?;
+            if let Some(next) = active
+                .iter()
+                .filter_map(|j| j["next_run_at"].as_str())
+                .min()
+            {
+                writeln!(out, "  Next run: {next}")?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

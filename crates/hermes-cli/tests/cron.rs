@@ -1,0 +1,214 @@
+//! Scheduled jobs through the binary: a `jobs.json` as the reference writes
+//! it loads and runs, jobs are managed with `hermes cron`, and a run is a
+//! `source = cron` session whose answer is saved under `cron/output/`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use hermes_mock::Reply;
+use serde_json::Value;
+use support::{Sandbox, stderr, stdout};
+
+/// A jobs.json written by hermes-agent 0.19.0 (`hermes cron add "every 2h"
+/// "Check the news and summarize" --name "News digest"`), made due.
+const REFERENCE_JOBS: &str = r#"{
+  "jobs": [
+    {
+      "id": "f325e406d3cc",
+      "name": "News digest",
+      "prompt": "Check the news and summarize",
+      "skills": [],
+      "skill": null,
+      "model": null,
+      "provider": null,
+      "provider_snapshot": null,
+      "model_snapshot": null,
+      "base_url": null,
+      "script": null,
+      "no_agent": false,
+      "context_from": null,
+      "schedule": {"kind": "interval", "minutes": 120, "display": "every 120m"},
+      "schedule_display": "every 120m",
+      "repeat": {"times": null, "completed": 0},
+      "enabled": true,
+      "state": "scheduled",
+      "paused_at": null,
+      "paused_reason": null,
+      "created_at": "2026-11-25T11:30:39.931666+00:00",
+      "next_run_at": "2020-11-25T13:30:40.052456+00:00",
+      "last_run_at": null,
+      "last_status": null,
+      "last_error": null,
+      "last_delivery_error": null,
+      "deliver": "local",
+      "origin": null,
+      "enabled_toolsets": null,
+      "workdir": null
+    }
+  ],
+  "updated_at": "2026-11-25T11:30:40.053179+00:00"
+}"#;
+
+fn jobs(sb: &Sandbox) -> Vec<Value> {
+    let text = std::fs::read_to_string(sb.home.path().join("cron/jobs.json")).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    value["jobs"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_reference_jobs_file_loads_and_its_due_job_runs_on_tick() {
+    let sb = Sandbox::start();
+    std::fs::create_dir_all(sb.home.path().join("cron")).unwrap();
+    std::fs::write(sb.home.path().join("cron/jobs.json"), REFERENCE_JOBS).unwrap();
+    let listed = stdout(&sb.command().args(["cron", "list"]).output().unwrap());
+    assert!(
+        listed.contains("f325e406d3cc [active]") && listed.contains("every 120m"),
+        "{listed}"
+    );
+    sb.mock.push(Reply::text("Three headlines today."));
+    let out = sb.command().args(["cron", "tick"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ran News digest (f325e406d3cc): ok"),
+        "{}",
+        stderr(&out)
+    );
+    // The prompt went with the cron notice.
+    let sent = sb.requests()[0].to_string();
+    assert!(
+        sent.contains("You are running as a scheduled cron job")
+            && sent.contains("Check the news and summarize")
+    );
+    // The answer is saved as the reference saves it.
+    let dir = sb.home.path().join("cron/output/f325e406d3cc");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.starts_with("# Cron Job: News digest\n"), "{saved}");
+    assert!(
+        saved.contains("## Response\n\nThree headlines today."),
+        "{saved}"
+    );
+    // The job moved on, fields this build does not use kept.
+    let job = &jobs(&sb)[0];
+    assert_eq!(job["last_status"], "ok");
+    assert_eq!(job["repeat"]["completed"], 1);
+    assert!(job["next_run_at"].as_str().unwrap() > "2026", "{job}");
+    assert_eq!(job["provider_snapshot"], Value::Null);
+    assert!(job.get("context_from").is_some());
+    // The run is a cron session in state.db.
+    let db = rusqlite::Connection::open(sb.home.path().join("state.db")).unwrap();
+    let source: String = db
+        .query_row(
+            "SELECT source FROM sessions WHERE id LIKE 'cron_f325e406d3cc_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(source, "cron");
+    // Nothing is due any more.
+    let again = sb.command().args(["cron", "tick"]).output().unwrap();
+    assert!(stderr(&again).is_empty(), "{}", stderr(&again));
+}
+
+#[test]
+fn jobs_are_added_paused_resumed_run_and_removed() {
+    let sb = Sandbox::start();
+    let out = sb
+        .command()
+        .args(["cron", "add", "30m", "Remind me to stretch"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Schedule: once in 30m"),
+        "{}",
+        stdout(&out)
+    );
+    let job = &jobs(&sb)[0];
+    let id = job["id"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 12);
+    assert_eq!(job["schedule"]["kind"], "once");
+    assert_eq!(job["repeat"]["times"], 1);
+    let bad = sb
+        .command()
+        .args(["cron", "add", "sometime", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("Invalid schedule 'sometime'"));
+
+    let paused = sb
+        .command()
+        .args(["cron", "pause", "Remind me to stretch"])
+        .output()
+        .unwrap();
+    assert!(stdout(&paused).contains(&format!("Paused job: Remind me to stretch ({id})")));
+    assert!(!stdout(&sb.command().args(["cron", "list"]).output().unwrap()).contains(&id));
+    assert!(
+        stdout(
+            &sb.command()
+                .args(["cron", "list", "--all"])
+                .output()
+                .unwrap()
+        )
+        .contains("[paused]")
+    );
+    let resumed = sb.command().args(["cron", "resume", &id]).output().unwrap();
+    assert!(
+        stdout(&resumed).contains("Resumed job"),
+        "{}",
+        stdout(&resumed)
+    );
+
+    // A one-shot run now is its one run: it is gone afterwards.
+    sb.mock.push(Reply::text("Stretch now!"));
+    let ran = sb.command().args(["cron", "run", &id]).output().unwrap();
+    assert!(
+        stdout(&ran).contains("Ran now: succeeded."),
+        "{}",
+        stdout(&ran)
+    );
+    assert!(jobs(&sb).is_empty());
+
+    sb.command()
+        .args(["cron", "add", "every 2h", "Check CI"])
+        .output()
+        .unwrap();
+    let id = jobs(&sb)[0]["id"].as_str().unwrap().to_owned();
+    let removed = sb.command().args(["cron", "rm", &id]).output().unwrap();
+    assert!(
+        stdout(&removed).contains("Removed job: Check CI"),
+        "{}",
+        stdout(&removed)
+    );
+    let missing = sb.command().args(["cron", "rm", &id]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let status = stdout(&sb.command().args(["cron", "status"]).output().unwrap());
+    assert!(
+        status.contains("Gateway is not running") && status.contains("0 active job(s)"),
+        "{status}"
+    );
+}
+
+#[test]
+fn two_processes_ticking_at_once_run_a_due_job_once() {
+    let sb = Sandbox::start();
+    std::fs::create_dir_all(sb.home.path().join("cron")).unwrap();
+    std::fs::write(sb.home.path().join("cron/jobs.json"), REFERENCE_JOBS).unwrap();
+    sb.mock.respond_with(|_| {
+        Some(Reply::text("only once").with_delay(std::time::Duration::from_millis(400)))
+    });
+    let first = sb.command().args(["cron", "tick"]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let second = sb.command().args(["cron", "tick"]).output().unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success() && second.status.success());
+    assert_eq!(sb.requests().len(), 1, "the job ran twice");
+    assert_eq!(jobs(&sb)[0]["repeat"]["completed"], 1);
+}

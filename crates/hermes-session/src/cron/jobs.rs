@@ -1,0 +1,160 @@
+//! `HERMES_HOME/cron/jobs.json`, read and written as the reference does:
+//! `{"jobs": [...], "updated_at": ISO}`, owner-only, replaced atomically.
+//! Jobs stay JSON objects so fields this build does not use survive a rewrite.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::schedule::{iso, next_run, parse_schedule};
+
+/// The cron directory of a Hermes home.
+pub fn cron_dir(home: &Path) -> PathBuf {
+    home.join("cron")
+}
+
+/// The jobs, in file order (a bare top-level list is accepted too).
+pub fn load(home: &Path) -> Result<Vec<Value>, String> {
+    let path = cron_dir(home).join("jobs.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
+        format!(
+            "{} is not valid JSON ({e}); fix or remove it",
+            path.display()
+        )
+    })?;
+    match value {
+        Value::Object(mut top) => match top.remove("jobs") {
+            Some(Value::Array(jobs)) => Ok(jobs),
+            None => Ok(Vec::new()),
+            Some(_) => Err(format!("{}: \"jobs\" is not a list", path.display())),
+        },
+        Value::Array(jobs) => Ok(jobs),
+        _ => Err(format!("{}: expected {{\"jobs\": [...]}}", path.display())),
+    }
+}
+
+/// Writes the jobs (0600, atomically).
+pub fn save(home: &Path, jobs: &[Value], now: i64) -> Result<(), String> {
+    let dir = cron_dir(home);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let body = json!({"jobs": jobs, "updated_at": iso(now)});
+    let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
+    hermes_fs::write_atomic(
+        &dir.join("jobs.json"),
+        text.as_bytes(),
+        hermes_fs::Access::Private,
+    )
+    .map_err(|e| format!("cannot write {}: {e}", dir.join("jobs.json").display()))
+}
+
+/// A new job as the reference creates it (12 hex digit id).
+pub fn new_job(
+    schedule_text: &str,
+    prompt: &str,
+    name: Option<&str>,
+    deliver: Option<&str>,
+    repeat: Option<i64>,
+    now: i64,
+) -> Result<Value, String> {
+    if prompt.trim().is_empty() {
+        return Err("create requires a prompt".into());
+    }
+    let schedule = parse_schedule(schedule_text, now)?;
+    let once = schedule["kind"] == "once";
+    let times = match repeat {
+        Some(n) if n > 0 => Value::from(n),
+        Some(_) => Value::Null,
+        None if once => Value::from(1),
+        None => Value::Null,
+    };
+    let next = next_run(&schedule, None, now).ok_or_else(|| {
+        "Requested one-shot time is more than 120s in the past and cannot be scheduled.".to_owned()
+    })?;
+    let name = name
+        .map(str::to_owned)
+        .unwrap_or_else(|| prompt.chars().take(50).collect());
+    let display = schedule["display"].clone();
+    let mut job = Map::new();
+    for (key, value) in [
+        ("id", Value::from(new_id())),
+        ("name", Value::from(name)),
+        ("prompt", Value::from(prompt)),
+        ("skills", json!([])),
+        ("skill", Value::Null),
+        ("model", Value::Null),
+        ("provider", Value::Null),
+        ("base_url", Value::Null),
+        ("schedule", schedule),
+        ("schedule_display", display),
+        ("repeat", json!({"times": times, "completed": 0})),
+        ("enabled", Value::Bool(true)),
+        ("state", Value::from("scheduled")),
+        ("paused_at", Value::Null),
+        ("paused_reason", Value::Null),
+        ("created_at", Value::from(iso(now))),
+        ("next_run_at", Value::from(iso(next))),
+        ("last_run_at", Value::Null),
+        ("last_status", Value::Null),
+        ("last_error", Value::Null),
+        ("last_delivery_error", Value::Null),
+        ("deliver", Value::from(deliver.unwrap_or("local"))),
+        ("origin", Value::Null),
+        ("enabled_toolsets", Value::Null),
+        ("workdir", Value::Null),
+    ] {
+        job.insert(key.to_owned(), value);
+    }
+    Ok(Value::Object(job))
+}
+
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
+}
+
+/// The index of the job with this id, else the one job with this name
+/// (case-insensitive).
+pub fn find(jobs: &[Value], key: &str) -> Result<usize, String> {
+    if let Some(i) = jobs.iter().position(|j| j["id"] == key) {
+        return Ok(i);
+    }
+    let by_name: Vec<usize> = jobs
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| {
+            j["name"]
+                .as_str()
+                .is_some_and(|n| n.eq_ignore_ascii_case(key))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match by_name.as_slice() {
+        [i] => Ok(*i),
+        [] => Err(format!("Job with ID or name '{key}' not found.")),
+        many => Err(format!(
+            "Job name '{key}' is ambiguous — matches {} jobs. Use the job ID instead.",
+            many.len()
+        )),
+    }
+}
+
+/// Whether the job should run at `now`.
+pub fn is_due(job: &Value, now: i64) -> bool {
+    job["enabled"].as_bool().unwrap_or(true)
+        && job["next_run_at"]
+            .as_str()
+            .and_then(super::schedule::parse_iso)
+            .is_some_and(|at| at <= now)
+}

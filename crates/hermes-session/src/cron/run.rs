@@ -1,0 +1,253 @@
+//! Running jobs: a tick finds the due ones (at most one process ticks at a
+//! time, by a lock on `cron/.tick.lock`), moves recurring ones to their next
+//! slot before running them (a crash never runs a job twice), runs each as a
+//! fresh session with source `cron`, saves the answer under `cron/output/`
+//! and records the outcome in `jobs.json`.
+
+use std::path::Path;
+
+use hermes_protocol::{Event, Op};
+use serde_json::{Value, json};
+
+use super::jobs::{self, cron_dir, is_due};
+use super::schedule::{iso, next_run};
+use crate::{SessionManager, SessionSpec};
+
+/// Put in front of every job's prompt, as the reference does.
+const CRON_NOTICE: &str = "[IMPORTANT: You are running as a scheduled cron job. DELIVERY: Your final \
+response will be automatically delivered to the user — do NOT use send_message or try to deliver \
+the output yourself. SILENT: If there is genuinely nothing new to report, respond with exactly \
+\"[SILENT]\" (nothing else) to suppress delivery. Never combine [SILENT] with content.]";
+
+/// What one run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// The job's id.
+    pub job_id: String,
+    /// The job's name.
+    pub name: String,
+    /// The final answer, or why the run failed.
+    pub result: Result<String, String>,
+    /// The answer asked for no delivery (`[SILENT]`).
+    pub silent: bool,
+    /// The saved output file.
+    pub output: Option<std::path::PathBuf>,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}
+
+/// Whether an answer asks not to be delivered.
+pub fn is_silent(text: &str) -> bool {
+    let marker = |line: &str| {
+        matches!(
+            line.trim().to_ascii_uppercase().as_str(),
+            "[SILENT]" | "SILENT" | "NO_REPLY" | "NO REPLY"
+        )
+    };
+    let trimmed = text.trim();
+    trimmed.to_ascii_uppercase().starts_with("[SILENT]")
+        || marker(trimmed)
+        || trimmed
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(marker)
+        || trimmed.lines().last().is_some_and(marker)
+}
+
+/// Runs the jobs that are due; `None` when another process is ticking.
+pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, String> {
+    let home = manager.services().setup().home.root().to_path_buf();
+    let dir = cron_dir(&home);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".tick.lock"))
+        .map_err(|e| format!("cannot open the tick lock: {e}"))?;
+    let Ok(_held) = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
+    else {
+        return Ok(None);
+    };
+    let now = now();
+    let mut all = jobs::load(&home)?;
+    let mut due = Vec::new();
+    for job in &mut all {
+        if !is_due(job, now) {
+            continue;
+        }
+        due.push(job["id"].as_str().unwrap_or_default().to_owned());
+        let schedule = job["schedule"].clone();
+        if schedule["kind"] != "once" {
+            // Missed slots collapse into this one run; the next is in the future.
+            job["next_run_at"] =
+                next_run(&schedule, Some(now), now).map_or(Value::Null, |t| Value::from(iso(t)));
+        }
+    }
+    if due.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    jobs::save(&home, &all, now)?;
+    let mut outcomes = Vec::new();
+    for id in due {
+        outcomes.push(run_job(manager, &home, &id).await?);
+    }
+    Ok(Some(outcomes))
+}
+
+/// Runs one job now (by id or name) and records the outcome.
+pub async fn run_job(
+    manager: &SessionManager,
+    home: &Path,
+    key: &str,
+) -> Result<RunOutcome, String> {
+    let all = jobs::load(home)?;
+    let job = all[jobs::find(&all, key)?].clone();
+    let id = job["id"].as_str().unwrap_or_default().to_owned();
+    let name = job["name"].as_str().unwrap_or(&id).to_owned();
+    let started = now();
+    let result = answer(manager, &job, started).await;
+    let output = save_output(home, &job, started, &result).ok();
+    let silent = result.as_ref().is_ok_and(|t| is_silent(t));
+    record(home, &id, &result, now())?;
+    Ok(RunOutcome {
+        job_id: id,
+        name,
+        result,
+        silent,
+        output,
+    })
+}
+
+/// The job's answer from a fresh session.
+async fn answer(manager: &SessionManager, job: &Value, started: i64) -> Result<String, String> {
+    let setup = manager.services().setup();
+    let cwd = job["workdir"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_dir())
+        .unwrap_or_else(|| setup.home.root().to_path_buf());
+    let mut toolsets: Vec<String> = job["enabled_toolsets"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_else(|| setup.config.toolsets_for("cron"));
+    toolsets.retain(|t| t != "cronjob" && t != "clarify");
+    let stamp = crate::cron::schedule::iso(started).replace([':', '-'], "");
+    let spec = SessionSpec {
+        provider: job["provider"].as_str().map(str::to_owned),
+        model: job["model"].as_str().map(str::to_owned),
+        toolsets: Some(toolsets),
+        seed: Some(crate::Seed {
+            session_id: format!(
+                "cron_{}_{}",
+                job["id"].as_str().unwrap_or("job"),
+                &stamp[..15.min(stamp.len())]
+            ),
+            history: Vec::new(),
+            ephemeral_prompt: None,
+        }),
+        ..SessionSpec::new("cron", cwd)
+    };
+    let mut conv = manager.start(spec).await.map_err(|e| e.to_string())?;
+    let prompt = format!(
+        "{CRON_NOTICE}\n\n{}",
+        job["prompt"].as_str().unwrap_or_default()
+    );
+    let id = conv
+        .submit(Op::UserInput { text: prompt })
+        .map_err(|e| e.to_string())?;
+    let result = loop {
+        let Some(event) = conv.next_event().await else {
+            break Err("the session stopped".to_owned());
+        };
+        if event.submission != id {
+            continue;
+        }
+        match event.event {
+            Event::TurnComplete { final_text, .. } if final_text.trim().is_empty() => {
+                break Err("Agent completed but produced empty response".to_owned());
+            }
+            Event::TurnComplete { final_text, .. } => break Ok(final_text),
+            Event::Error { message } => break Err(message),
+            _ => {}
+        }
+    };
+    let _ = conv.shutdown("cron_complete").await;
+    result
+}
+
+/// `cron/output/<id>/<YYYY-mm-dd_HH-MM-SS>.md`, as the reference writes it.
+fn save_output(
+    home: &Path,
+    job: &Value,
+    started: i64,
+    result: &Result<String, String>,
+) -> Result<std::path::PathBuf, String> {
+    let id = job["id"].as_str().unwrap_or("job");
+    let dir = cron_dir(home).join("output").join(id);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let t = hermes_state::time::UtcTime::from_unix(started);
+    let file = dir.join(format!(
+        "{:04}-{:02}-{:02}_{:02}-{:02}-{:02}.md",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    ));
+    let name = job["name"].as_str().unwrap_or(id);
+    let header = |failed: bool| {
+        format!(
+            "# Cron Job: {name}{}\n\n**Job ID:** {id}\n**Run Time:** {}\n**Schedule:** {}\n\n## Prompt\n\n{}\n\n",
+            if failed { " (FAILED)" } else { "" },
+            t.iso().replace('T', " "),
+            job["schedule"]["display"].as_str().unwrap_or_default(),
+            job["prompt"].as_str().unwrap_or_default()
+        )
+    };
+    let body = match result {
+        Ok(text) => format!("{}## Response\n\n{text}\n", header(false)),
+        Err(e) => format!("{}## Error\n\n```\n{e}\n```\n", header(true)),
+    };
+    hermes_fs::write_atomic(&file, body.as_bytes(), hermes_fs::Access::Private)
+        .map_err(|e| e.to_string())?;
+    Ok(file)
+}
+
+/// Records a run: last run and status, the repeat count, the next run; a job
+/// whose repeats are used up is removed.
+fn record(home: &Path, id: &str, result: &Result<String, String>, now: i64) -> Result<(), String> {
+    let mut all = jobs::load(home)?;
+    let Some(i) = all.iter().position(|j| j["id"] == id) else {
+        return Ok(());
+    };
+    let job = &mut all[i];
+    job["last_run_at"] = Value::from(iso(now));
+    job["last_status"] = Value::from(if result.is_ok() { "ok" } else { "error" });
+    job["last_error"] = result
+        .as_ref()
+        .err()
+        .map_or(Value::Null, |e| Value::from(e.as_str()));
+    job["fire_claim"] = Value::Null;
+    let completed = job["repeat"]["completed"].as_i64().unwrap_or(0) + 1;
+    let times = job["repeat"]["times"].as_i64();
+    job["repeat"] = json!({"times": times, "completed": completed});
+    if times.is_some_and(|t| completed >= t) {
+        all.remove(i);
+    } else if job["schedule"]["kind"] != "once" {
+        match next_run(&job["schedule"].clone(), Some(now), now) {
+            Some(next) => job["next_run_at"] = Value::from(iso(next)),
+            None => job["state"] = Value::from("error"),
+        }
+    } else {
+        job["enabled"] = Value::Bool(false);
+        job["state"] = Value::from("completed");
+        job["next_run_at"] = Value::Null;
+    }
+    jobs::save(home, &all, now)
+}

@@ -1,0 +1,278 @@
+//! Cron schedules as the reference writes them in `jobs.json`: one-shot
+//! delays (`30m`), intervals (`every 2h`), 5-field cron expressions and ISO
+//! timestamps, and when each next runs. Times are UTC (`+00:00`).
+
+use hermes_state::time::UtcTime;
+use serde_json::{Value, json};
+
+/// Seconds a one-shot may be overdue and still be scheduled.
+pub const ONESHOT_GRACE_SECS: i64 = 120;
+
+/// An ISO-8601 UTC timestamp as the reference stores them.
+pub fn iso(unix: i64) -> String {
+    format!("{}+00:00", UtcTime::from_unix(unix).iso())
+}
+
+/// Unix seconds of an ISO timestamp (`2030-01-15T09:30`, with seconds,
+/// fractions, `Z` or a `±HH:MM` offset; a bare date is midnight). Naive
+/// times are UTC.
+pub fn parse_iso(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (date, rest) = match text.find(['T', ' ']) {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, ""),
+    };
+    let mut d = date.split('-');
+    let (year, month, day) = (
+        d.next()?.parse::<i64>().ok()?,
+        d.next()?.parse::<u32>().ok()?,
+        d.next()?.parse::<u32>().ok()?,
+    );
+    if d.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Split the clock from a zone suffix.
+    let (clock, offset) = match rest.rfind(['+', '-', 'Z']) {
+        Some(i) if i > 0 => (&rest[..i], &rest[i..]),
+        _ => (rest, ""),
+    };
+    let mut c = clock.split(':');
+    let hour = c
+        .next()
+        .filter(|s| !s.is_empty())
+        .map_or(Some(0), |s| s.parse::<u32>().ok())?;
+    let minute = c.next().map_or(Some(0), |s| s.parse::<u32>().ok())?;
+    let second = c.next().map_or(Some(0), |s| {
+        s.split('.').next().and_then(|s| s.parse::<u32>().ok())
+    })?;
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let offset_secs = match offset {
+        "" | "Z" => 0,
+        zone => {
+            let sign = if zone.starts_with('-') { -1 } else { 1 };
+            let mut z = zone[1..].split(':');
+            let h = z.next()?.parse::<i64>().ok()?;
+            let m = z.next().map_or(Some(0), |s| s.parse::<i64>().ok())?;
+            sign * (h * 3600 + m * 60)
+        }
+    };
+    let t = UtcTime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+    };
+    Some(t.to_unix() - offset_secs)
+}
+
+/// Minutes in a duration such as `30m`, `2h`, `1 day`.
+pub fn parse_minutes(text: &str) -> Option<u64> {
+    let text = text.trim().to_ascii_lowercase();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let n: u64 = text[..split].parse().ok()?;
+    let unit = text[split..].trim();
+    let per = match unit {
+        "m" | "min" | "mins" | "minute" | "minutes" => 1,
+        "h" | "hr" | "hrs" | "hour" | "hours" => 60,
+        "d" | "day" | "days" => 1440,
+        _ => return None,
+    };
+    Some(n * per)
+}
+
+/// The schedule object for `text`, as of `now`; `Err` says what is accepted.
+pub fn parse_schedule(text: &str, now: i64) -> Result<Value, String> {
+    let text = text.trim();
+    let lower = text.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("every ") {
+        let minutes = parse_minutes(rest).ok_or_else(|| invalid(text))?;
+        return Ok(
+            json!({"kind": "interval", "minutes": minutes, "display": format!("every {minutes}m")}),
+        );
+    }
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    if fields.len() >= 5
+        && fields[..5]
+            .iter()
+            .all(|f| f.chars().all(|c| c.is_ascii_digit() || "*-,/".contains(c)))
+    {
+        CronExpr::parse(text).map_err(|e| format!("Invalid cron expression '{text}': {e}"))?;
+        return Ok(json!({"kind": "cron", "expr": text, "display": text}));
+    }
+    let looks_dated = text.contains('T')
+        || (text.len() >= 10
+            && text.as_bytes()[4] == b'-'
+            && text[..4].bytes().all(|b| b.is_ascii_digit()));
+    if looks_dated {
+        let at = parse_iso(text).ok_or_else(|| invalid(text))?;
+        let t = UtcTime::from_unix(at);
+        return Ok(
+            json!({"kind": "once", "run_at": iso(at), "display": format!("once at {}", t.short())}),
+        );
+    }
+    if let Some(minutes) = parse_minutes(text) {
+        let at = now + i64::try_from(minutes).unwrap_or(0) * 60;
+        return Ok(
+            json!({"kind": "once", "run_at": iso(at), "display": format!("once in {text}")}),
+        );
+    }
+    Err(invalid(text))
+}
+
+fn invalid(text: &str) -> String {
+    format!(
+        "Invalid schedule '{text}'. Use:\n  - Duration: '30m', '2h', '1d' (one-shot)\n  - Interval: 'every 30m', 'every 2h' (recurring)\n  - Cron: '0 9 * * *' (cron expression)\n  - Timestamp: '2026-02-03T14:00:00' (one-shot at time)"
+    )
+}
+
+/// When a job with `schedule` runs next after `last_run` (or from `now` when
+/// it never ran); `None` for a one-shot that ran or is too far past.
+pub fn next_run(schedule: &Value, last_run: Option<i64>, now: i64) -> Option<i64> {
+    match schedule.get("kind")?.as_str()? {
+        "once" => {
+            let at = parse_iso(schedule.get("run_at")?.as_str()?)?;
+            (last_run.is_none() && at >= now - ONESHOT_GRACE_SECS).then_some(at)
+        }
+        "interval" => {
+            let minutes = i64::try_from(schedule.get("minutes")?.as_u64()?).ok()?;
+            Some(last_run.unwrap_or(now) + minutes * 60)
+        }
+        "cron" => CronExpr::parse(schedule.get("expr")?.as_str()?)
+            .ok()?
+            .next_after(last_run.unwrap_or(now)),
+        _ => None,
+    }
+}
+
+/// How late a recurring job may fire and still count as on time: half its
+/// period, between 2 minutes and 2 hours.
+pub fn grace_secs(schedule: &Value, now: i64) -> i64 {
+    let period = match schedule.get("kind").and_then(Value::as_str) {
+        Some("interval") => schedule.get("minutes").and_then(Value::as_i64).unwrap_or(0) * 60,
+        Some("cron") => next_run(schedule, Some(now), now)
+            .and_then(|a| next_run(schedule, Some(a), now).map(|b| b - a))
+            .unwrap_or(0),
+        _ => 0,
+    };
+    (period / 2).clamp(120, 7200)
+}
+
+/// A 5-field cron expression (minute, hour, day of month, month, day of week).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CronExpr {
+    minutes: Vec<bool>,
+    hours: Vec<bool>,
+    days: Vec<bool>,
+    months: Vec<bool>,
+    weekdays: Vec<bool>,
+    any_day: bool,
+    any_weekday: bool,
+}
+
+fn field(text: &str, lo: u32, hi: u32) -> Result<Vec<bool>, String> {
+    let mut set = vec![false; hi as usize + 1];
+    for part in text.split(',') {
+        let (range, step) = match part.split_once('/') {
+            Some((r, s)) => (
+                r,
+                s.parse::<u32>()
+                    .map_err(|_| format!("bad step in '{part}'"))?,
+            ),
+            None => (part, 1),
+        };
+        if step == 0 {
+            return Err(format!("bad step in '{part}'"));
+        }
+        let (a, b) = if range == "*" {
+            (lo, hi)
+        } else if let Some((a, b)) = range.split_once('-') {
+            let a = a
+                .parse::<u32>()
+                .map_err(|_| format!("bad range '{part}'"))?;
+            let b = b
+                .parse::<u32>()
+                .map_err(|_| format!("bad range '{part}'"))?;
+            (a, b)
+        } else {
+            let a = range
+                .parse::<u32>()
+                .map_err(|_| format!("bad value '{part}'"))?;
+            (a, if part.contains('/') { hi } else { a })
+        };
+        if a < lo || b > hi || a > b {
+            return Err(format!("'{part}' is out of range {lo}-{hi}"));
+        }
+        for v in (a..=b).step_by(step as usize) {
+            set[v as usize] = true;
+        }
+    }
+    Ok(set)
+}
+
+impl CronExpr {
+    /// Parses the first five fields (Sunday is 0 or 7).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let f: Vec<&str> = text.split_whitespace().collect();
+        if f.len() < 5 {
+            return Err("expected five fields: minute hour day-of-month month day-of-week".into());
+        }
+        let mut weekdays = field(f[4], 0, 7)?;
+        if weekdays[7] {
+            weekdays[0] = true;
+        }
+        Ok(Self {
+            minutes: field(f[0], 0, 59)?,
+            hours: field(f[1], 0, 23)?,
+            days: field(f[2], 1, 31)?,
+            months: field(f[3], 1, 12)?,
+            weekdays,
+            any_day: f[2] == "*",
+            any_weekday: f[4] == "*",
+        })
+    }
+
+    fn day_matches(&self, t: &UtcTime, unix: i64) -> bool {
+        // 1970-01-01 was a Thursday (4).
+        let weekday = ((unix.div_euclid(86_400) + 4).rem_euclid(7)) as usize;
+        let dom = self.days[t.day as usize];
+        let dow = self.weekdays[weekday];
+        // As cron does: with both restricted, either one matching is enough.
+        match (self.any_day, self.any_weekday) {
+            (true, true) => true,
+            (true, false) => dow,
+            (false, true) => dom,
+            (false, false) => dom || dow,
+        }
+    }
+
+    /// The first matching minute strictly after `unix`.
+    pub fn next_after(&self, unix: i64) -> Option<i64> {
+        let mut t = (unix.div_euclid(60) + 1) * 60;
+        // Four years of minutes bounds the search (29 February included).
+        let end = t + 4 * 366 * 86_400;
+        while t < end {
+            let c = UtcTime::from_unix(t);
+            if !self.months[c.month as usize] || !self.day_matches(&c, t) {
+                t = (t.div_euclid(86_400) + 1) * 86_400;
+                continue;
+            }
+            if !self.hours[c.hour as usize] {
+                t = (t.div_euclid(3600) + 1) * 3600;
+                continue;
+            }
+            if self.minutes[c.minute as usize] {
+                return Some(t);
+            }
+            t += 60;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+#[path = "schedule_tests.rs"]
+mod tests;
