@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use hermes_session::SessionManager;
-use hermes_session::cron::{jobs, run, schedule};
+use hermes_session::cron::{jobs, run};
 use serde_json::Value;
 
 use crate::args::RunArgs;
@@ -76,6 +76,10 @@ fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
 }
 
 /// Runs a `hermes cron` action.
@@ -165,7 +169,6 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                 Ok(job) => job,
                 Err(e) => return fail(format!("Failed to create job: {e}")),
             };
-            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
             writeln!(out, "Created job: {}", job["id"].as_str().unwrap_or(""))?;
             writeln!(out, "  Name: {}", job["name"].as_str().unwrap_or(""))?;
             writeln!(
@@ -188,69 +191,37 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                     "     Start it with: hermes gateway run   (or run `hermes cron tick` from a crontab)"
                 )?;
             }
-            all.push(job);
-            jobs::save(&root, &all, now()).map_err(anyhow::Error::msg)?;
+            jobs::add(&root, job, now()).map_err(anyhow::Error::msg)?;
         }
-        CronAction::Pause { job } | CronAction::Resume { job } | CronAction::Remove { job }
-            if jobs::load(&root)
-                .map_err(anyhow::Error::msg)
-                .and_then(|a| jobs::find(&a, &job).map_err(anyhow::Error::msg))
-                .is_err() =>
-        {
-            return fail(format!("Job not found: {job}"));
-        }
-        CronAction::Pause { job } => {
-            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
-            let i = jobs::find(&all, &job).map_err(anyhow::Error::msg)?;
-            all[i]["enabled"] = Value::Bool(false);
-            all[i]["state"] = Value::from("paused");
-            all[i]["paused_at"] = Value::from(schedule::iso(now()));
-            let (id, name) = (all[i]["id"].clone(), all[i]["name"].clone());
-            jobs::save(&root, &all, now()).map_err(anyhow::Error::msg)?;
-            writeln!(
+        CronAction::Pause { job } => match jobs::pause(&root, &job, now()) {
+            Ok(j) => writeln!(out, "Paused job: {} ({})", text(&j["name"]), text(&j["id"]))?,
+            Err(_) => return fail(format!("Job not found: {job}")),
+        },
+        CronAction::Resume { job } => match jobs::resume(&root, &job, now()) {
+            Ok(j) => {
+                writeln!(
+                    out,
+                    "Resumed job: {} ({})",
+                    text(&j["name"]),
+                    text(&j["id"])
+                )?;
+                writeln!(
+                    out,
+                    "  Next run: {}",
+                    j["next_run_at"].as_str().unwrap_or("—")
+                )?;
+            }
+            Err(_) => return fail(format!("Job not found: {job}")),
+        },
+        CronAction::Remove { job } => match jobs::remove(&root, &job, now()) {
+            Ok(j) => writeln!(
                 out,
-                "Paused job: {} ({})",
-                name.as_str().unwrap_or(""),
-                id.as_str().unwrap_or("")
-            )?;
-        }
-        CronAction::Resume { job } => {
-            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
-            let i = jobs::find(&all, &job).map_err(anyhow::Error::msg)?;
-            let t = now();
-            let next = schedule::next_run(&all[i]["schedule"].clone(), None, t);
-            all[i]["enabled"] = Value::Bool(true);
-            all[i]["state"] = Value::from("scheduled");
-            all[i]["paused_at"] = Value::Null;
-            all[i]["paused_reason"] = Value::Null;
-            all[i]["next_run_at"] = next.map_or(Value::Null, |n| Value::from(schedule::iso(n)));
-            let (id, name) = (all[i]["id"].clone(), all[i]["name"].clone());
-            jobs::save(&root, &all, t).map_err(anyhow::Error::msg)?;
-            writeln!(
-                out,
-                "Resumed job: {} ({})",
-                name.as_str().unwrap_or(""),
-                id.as_str().unwrap_or("")
-            )?;
-            writeln!(
-                out,
-                "  Next run: {}",
-                next.map_or_else(|| "—".to_owned(), schedule::iso)
-            )?;
-        }
-        CronAction::Remove { job } => {
-            let mut all = jobs::load(&root).map_err(anyhow::Error::msg)?;
-            let i = jobs::find(&all, &job).map_err(anyhow::Error::msg)?;
-            let removed = all.remove(i);
-            jobs::save(&root, &all, now()).map_err(anyhow::Error::msg)?;
-            let id = removed["id"].as_str().unwrap_or("");
-            let _ = std::fs::remove_dir_all(jobs::cron_dir(&root).join("output").join(id));
-            writeln!(
-                out,
-                "Removed job: {} ({id})",
-                removed["name"].as_str().unwrap_or("")
-            )?;
-        }
+                "Removed job: {} ({})",
+                text(&j["name"]),
+                text(&j["id"])
+            )?,
+            Err(e) => return fail(format!("Failed to remove job: {e}")),
+        },
         CronAction::Run { job } => {
             let manager = SessionManager::new(crate::chat::load_setup(flags)?);
             drop(out);

@@ -212,3 +212,61 @@ fn two_processes_ticking_at_once_run_a_due_job_once() {
     assert_eq!(sb.requests().len(), 1, "the job ran twice");
     assert_eq!(jobs(&sb)[0]["repeat"]["completed"], 1);
 }
+
+#[test]
+fn the_model_schedules_a_job_with_cronjob_and_the_scheduler_runs_it() {
+    let sb = Sandbox::start();
+    // A moment ago: due at the next tick, still within the one-shot grace.
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        - 30;
+    let when = hermes_session::cron::schedule::iso(secs);
+    let args = serde_json::json!({
+        "action": "create",
+        "schedule": when,
+        "prompt": "Summarise the disk usage of /tmp",
+        "name": "Disk report",
+    });
+    sb.mock
+        .push(Reply::tool_call("c1", "cronjob", &args.to_string()));
+    sb.mock
+        .push(Reply::tool_call("c2", "cronjob", r#"{"action":"list"}"#));
+    sb.mock.push(Reply::text("Scheduled."));
+    let out = sb.chat("every so often, report the disk usage", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = sb.requests();
+    let tools: Vec<Value> = requests.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(tools[0]["success"], true, "{}", tools[0]);
+    assert_eq!(tools[0]["message"], "Cron job 'Disk report' created.");
+    assert_eq!(tools[1]["count"], 1);
+    let id = tools[0]["job_id"].as_str().unwrap().to_owned();
+    assert_eq!(jobs(&sb)[0]["id"], id.as_str());
+
+    sb.mock.push(Reply::text("/tmp holds 12 MB."));
+    let tick = sb.command().args(["cron", "tick"]).output().unwrap();
+    assert!(
+        stderr(&tick).contains(&format!("ran Disk report ({id}): ok")),
+        "{}",
+        stderr(&tick)
+    );
+    // A cron run is not offered cronjob itself.
+    let run_request = sb.requests().last().unwrap().clone();
+    let offered: Vec<&str> = run_request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(!offered.contains(&"cronjob"), "{offered:?}");
+    // The one-shot is done and gone; its answer stays.
+    assert!(jobs(&sb).is_empty());
+    assert!(sb.home.path().join("cron/output").join(&id).is_dir());
+}

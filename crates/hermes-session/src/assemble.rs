@@ -87,6 +87,7 @@ pub(crate) async fn assemble(
         retry.clone(),
         memory_tool.as_ref(),
         &builtin_toolsets,
+        spec.source != "cron",
     );
     if !unknown.is_empty() {
         // As the reference: named, and the session starts without them.
@@ -472,6 +473,7 @@ fn registry(
     retry: RetryPolicy,
     memory: Option<&MemoryTool>,
     toolsets: &[String],
+    scheduling: bool,
 ) -> (Registry, Vec<String>) {
     let setup = services.setup();
     let mut all = Registry::with_builtins();
@@ -482,6 +484,12 @@ fn registry(
     )));
     if let Some(tool) = memory {
         all.register(Arc::new(tool.clone()));
+    }
+    // A scheduled run must not schedule more runs.
+    if scheduling {
+        all.register(Arc::new(crate::cron::tool::CronjobTool::new(
+            crate::SessionManager::with_services(services.clone()),
+        )));
     }
     // Registered before filtering so the toolsets decide whether it is offered;
     // rebuilt after so its sandbox lists only the tools this session really has.

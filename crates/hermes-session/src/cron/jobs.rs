@@ -158,3 +158,57 @@ pub fn is_due(job: &Value, now: i64) -> bool {
             .and_then(super::schedule::parse_iso)
             .is_some_and(|at| at <= now)
 }
+
+/// Pauses the job `key` (id or name); returns it as saved.
+pub fn pause(home: &Path, key: &str, now: i64) -> Result<Value, String> {
+    change(home, key, now, |job| {
+        job["enabled"] = Value::Bool(false);
+        job["state"] = Value::from("paused");
+        job["paused_at"] = Value::from(iso(now));
+    })
+}
+
+/// Resumes the job `key`, scheduling its next run from now.
+pub fn resume(home: &Path, key: &str, now: i64) -> Result<Value, String> {
+    change(home, key, now, |job| {
+        let next = next_run(&job["schedule"].clone(), None, now);
+        job["enabled"] = Value::Bool(true);
+        job["state"] = Value::from("scheduled");
+        job["paused_at"] = Value::Null;
+        job["paused_reason"] = Value::Null;
+        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(iso(n)));
+    })
+}
+
+/// Removes the job `key` and its saved outputs; returns it.
+pub fn remove(home: &Path, key: &str, now: i64) -> Result<Value, String> {
+    let mut all = load(home)?;
+    let removed = all.remove(find(&all, key)?);
+    save(home, &all, now)?;
+    if let Some(id) = removed["id"].as_str() {
+        let _ = std::fs::remove_dir_all(cron_dir(home).join("output").join(id));
+    }
+    Ok(removed)
+}
+
+/// Adds a job; returns it as saved.
+pub fn add(home: &Path, job: Value, now: i64) -> Result<Value, String> {
+    let mut all = load(home)?;
+    all.push(job.clone());
+    save(home, &all, now)?;
+    Ok(job)
+}
+
+fn change(
+    home: &Path,
+    key: &str,
+    now: i64,
+    edit: impl FnOnce(&mut Value),
+) -> Result<Value, String> {
+    let mut all = load(home)?;
+    let i = find(&all, key)?;
+    edit(&mut all[i]);
+    let job = all[i].clone();
+    save(home, &all, now)?;
+    Ok(job)
+}

@@ -3,3 +3,4 @@
 pub mod jobs;
 pub mod run;
 pub mod schedule;
+pub mod tool;

@@ -1,0 +1,295 @@
+//! `cronjob`: the model schedules and manages jobs itself, with the
+//! reference's schema. Jobs land in `cron/jobs.json` and the gateway's
+//! ticker (or `hermes cron tick`) runs them.
+
+use futures_util::future::BoxFuture;
+use hermes_protocol::ToolSchema;
+use hermes_tools::{Tool, ToolContext, ToolResult};
+use serde_json::{Value, json};
+
+use super::jobs;
+use crate::SessionManager;
+
+/// The `cronjob` tool of one session.
+#[derive(Clone)]
+pub struct CronjobTool {
+    manager: SessionManager,
+}
+
+impl std::fmt::Debug for CronjobTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CronjobTool")
+    }
+}
+
+impl CronjobTool {
+    /// A tool whose jobs run through `manager`.
+    pub fn new(manager: SessionManager) -> Self {
+        Self { manager }
+    }
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}
+
+/// A job as the model sees it.
+fn format_job(job: &Value) -> Value {
+    let prompt = job["prompt"].as_str().unwrap_or_default();
+    let preview: String = if prompt.chars().count() > 100 {
+        format!("{}...", prompt.chars().take(100).collect::<String>())
+    } else {
+        prompt.to_owned()
+    };
+    let repeat = match (
+        job["repeat"]["times"].as_i64(),
+        job["repeat"]["completed"].as_i64().unwrap_or(0),
+    ) {
+        (None, _) => "forever".to_owned(),
+        (Some(1), 0) => "once".to_owned(),
+        (Some(t), 0) => format!("{t} times"),
+        (Some(t), c) => format!("{c}/{t}"),
+    };
+    json!({
+        "job_id": job["id"],
+        "name": job["name"],
+        "skill": job["skill"],
+        "skills": job["skills"],
+        "prompt_preview": preview,
+        "model": job["model"],
+        "provider": job["provider"],
+        "base_url": job["base_url"],
+        "schedule": job["schedule"]["display"],
+        "repeat": repeat,
+        "deliver": job["deliver"],
+        "next_run_at": job["next_run_at"],
+        "last_run_at": job["last_run_at"],
+        "last_status": job["last_status"],
+        "last_delivery_error": job["last_delivery_error"],
+        "enabled": job["enabled"],
+        "state": job["state"],
+        "paused_at": job["paused_at"],
+        "paused_reason": job["paused_reason"],
+    })
+}
+
+fn error(message: impl Into<String>) -> String {
+    json!({"success": false, "error": message.into()}).to_string()
+}
+
+fn ok(value: Value) -> String {
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+impl Tool for CronjobTool {
+    fn name(&self) -> &str {
+        "cronjob"
+    }
+
+    fn toolset(&self) -> &str {
+        "cronjob"
+    }
+
+    fn emoji(&self) -> &str {
+        "⏰"
+    }
+
+    fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: "cronjob".into(),
+            description: "Schedule and manage jobs that run the agent later or repeatedly.\n\
+                action='create' schedules a job from a prompt (schedule and prompt are required); \
+                action='list' shows the jobs; action='update', 'pause', 'resume', 'remove' or 'run' \
+                act on one by job_id (list first: never guess ids). Each run is a fresh session \
+                without this conversation, so the prompt must say everything needed. The final \
+                answer of a run is delivered automatically; a run cannot ask questions. A job run \
+                must not schedule further jobs."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "description": "One of: create, list, update, pause, resume, remove, run. When action=create, the 'schedule' and 'prompt' fields are REQUIRED."},
+                    "job_id": {"type": "string", "description": "The job to act on (update, pause, resume, remove, run)."},
+                    "prompt": {"type": "string", "description": "What the agent is asked at each run; self-contained."},
+                    "schedule": {"type": "string", "description": "'30m' (once, in 30 minutes), 'every 2h', '0 9 * * *' (cron), or an ISO timestamp."},
+                    "name": {"type": "string", "description": "A short name for the job."},
+                    "repeat": {"type": "integer", "description": "How many runs (default: once for a one-shot, forever otherwise)."},
+                    "deliver": {"type": "string", "description": "Where the answer goes: origin, local, all, or platform:chat_id:thread_id; comma-separated for several."},
+                    "skills": {"type": "array", "items": {"type": "string"}, "description": "Skills to load before the prompt."},
+                    "model": {"type": "object", "properties": {"provider": {"type": "string"}, "model": {"type": "string"}}, "required": ["model"], "description": "A model for this job's runs."},
+                    "script": {"type": "string", "description": "A script under HERMES_HOME/scripts/ whose output feeds the prompt."},
+                    "no_agent": {"type": "boolean", "default": false, "description": "Deliver the script's output as is, without the agent."},
+                    "context_from": {"type": "array", "items": {"type": "string"}, "description": "Jobs whose latest output is added to the prompt."},
+                    "enabled_toolsets": {"type": "array", "items": {"type": "string"}, "description": "Toolsets the runs get."},
+                    "workdir": {"type": "string", "description": "Absolute directory the runs work in."},
+                    "attach_to_session": {"type": "boolean", "description": "Deliver into this conversation."}
+                },
+                "required": ["action"]
+            }),
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let home = self.manager.services().setup().home.root().to_path_buf();
+            let action = args["action"]
+                .as_str()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase();
+            let text = |key: &str| args[key].as_str().map(str::trim).filter(|s| !s.is_empty());
+            let t = now();
+            let key = text("job_id").map(str::to_owned);
+            let need_key = || {
+                key.clone()
+                    .ok_or_else(|| error(format!("job_id is required for {action}")))
+            };
+            Ok(match action.as_str() {
+                "create" => {
+                    let (Some(schedule), Some(prompt)) = (text("schedule"), text("prompt")) else {
+                        return Ok(error("create requires both schedule and prompt"));
+                    };
+                    let made = jobs::new_job(
+                        schedule,
+                        prompt,
+                        text("name"),
+                        Some(text("deliver").unwrap_or("local")),
+                        args["repeat"].as_i64(),
+                        t,
+                    )
+                    .and_then(|mut job| {
+                        if let Some(toolsets) =
+                            args.get("enabled_toolsets").filter(|v| v.is_array())
+                        {
+                            job["enabled_toolsets"] = toolsets.clone();
+                        }
+                        if let Some(m) = args["model"]["model"].as_str() {
+                            job["model"] = Value::from(m);
+                            job["provider"] = args["model"]["provider"].clone();
+                        }
+                        jobs::add(&home, job, t)
+                    });
+                    match made {
+                        Ok(job) => ok(json!({
+                            "success": true,
+                            "job_id": job["id"],
+                            "name": job["name"],
+                            "skill": job["skill"],
+                            "skills": job["skills"],
+                            "schedule": job["schedule"]["display"],
+                            "repeat": format_job(&job)["repeat"],
+                            "deliver": job["deliver"],
+                            "next_run_at": job["next_run_at"],
+                            "job": format_job(&job),
+                            "message": format!("Cron job '{}' created.", job["name"].as_str().unwrap_or("")),
+                        })),
+                        Err(e) => error(e),
+                    }
+                }
+                "list" => match jobs::load(&home) {
+                    Ok(all) => ok(json!({
+                        "success": true,
+                        "count": all.len(),
+                        "jobs": all.iter().map(format_job).collect::<Vec<_>>(),
+                    })),
+                    Err(e) => error(e),
+                },
+                "pause" | "resume" => {
+                    let key = match need_key() {
+                        Ok(k) => k,
+                        Err(e) => return Ok(e),
+                    };
+                    let changed = if action == "pause" {
+                        jobs::pause(&home, &key, t)
+                    } else {
+                        jobs::resume(&home, &key, t)
+                    };
+                    match changed {
+                        Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
+                        Err(e) => error(format!("{e} Use cronjob(action='list') to inspect jobs.")),
+                    }
+                }
+                "remove" => {
+                    let key = match need_key() {
+                        Ok(k) => k,
+                        Err(e) => return Ok(e),
+                    };
+                    match jobs::remove(&home, &key, t) {
+                        Ok(job) => ok(json!({
+                            "success": true,
+                            "message": format!("Cron job '{}' removed.", job["name"].as_str().unwrap_or("")),
+                            "removed_job": {"id": job["id"], "name": job["name"], "schedule": job["schedule"]["display"]},
+                        })),
+                        Err(e) => error(format!("{e} Use cronjob(action='list') to inspect jobs.")),
+                    }
+                }
+                "run" | "run_now" | "trigger" => {
+                    let key = match need_key() {
+                        Ok(k) => k,
+                        Err(e) => return Ok(e),
+                    };
+                    match super::run::run_job(&self.manager, &home, &key).await {
+                        Ok(outcome) => ok(json!({
+                            "success": true,
+                            "job": {"job_id": outcome.job_id, "name": outcome.name},
+                            "executed": true,
+                            "execution_success": outcome.result.is_ok(),
+                            "execution_error": outcome.result.err(),
+                        })),
+                        Err(e) => error(e),
+                    }
+                }
+                "update" => {
+                    let key = match need_key() {
+                        Ok(k) => k,
+                        Err(e) => return Ok(e),
+                    };
+                    match update(&home, &key, &args, t) {
+                        Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
+                        Err(e) => error(e),
+                    }
+                }
+                other => error(format!("Unknown cron action '{other}'")),
+            })
+        })
+    }
+}
+
+/// Changes the fields `args` names; a new schedule is parsed and re-timed.
+fn update(home: &std::path::Path, key: &str, args: &Value, now: i64) -> Result<Value, String> {
+    let mut all = jobs::load(home)?;
+    let i = jobs::find(&all, key)?;
+    let job = &mut all[i];
+    let mut changed = false;
+    for field in ["prompt", "name", "deliver", "workdir"] {
+        if let Some(v) = args[field].as_str() {
+            job[field] = Value::from(v);
+            changed = true;
+        }
+    }
+    if let Some(s) = args["schedule"].as_str() {
+        let schedule = super::schedule::parse_schedule(s, now)?;
+        let next = super::schedule::next_run(&schedule, None, now);
+        job["schedule_display"] = schedule["display"].clone();
+        job["schedule"] = schedule;
+        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(super::schedule::iso(n)));
+        if job["state"] != "paused" {
+            job["enabled"] = Value::Bool(true);
+            job["state"] = Value::from("scheduled");
+        }
+        changed = true;
+    }
+    if let Some(n) = args["repeat"].as_i64() {
+        let completed = job["repeat"]["completed"].clone();
+        job["repeat"] = json!({"times": if n > 0 { Value::from(n) } else { Value::Null }, "completed": completed});
+        changed = true;
+    }
+    if !changed {
+        return Err("No updates provided.".into());
+    }
+    let job = job.clone();
+    jobs::save(home, &all, now)?;
+    Ok(job)
+}
