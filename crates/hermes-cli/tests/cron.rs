@@ -270,3 +270,21 @@ fn the_model_schedules_a_job_with_cronjob_and_the_scheduler_runs_it() {
     assert!(jobs(&sb).is_empty());
     assert!(sb.home.path().join("cron/output").join(&id).is_dir());
 }
+
+#[test]
+fn job_features_this_build_cannot_run_are_refused_not_stored() {
+    let sb = Sandbox::start();
+    let args = serde_json::json!({
+        "action": "create", "schedule": "every 1h", "prompt": "x", "script": "report.py",
+    });
+    sb.mock
+        .push(Reply::tool_call("c1", "cronjob", &args.to_string()));
+    sb.mock.push(Reply::text("ok"));
+    sb.chat("schedule it", &[]);
+    let last = sb.requests().last().unwrap().to_string();
+    assert!(
+        last.contains("script not supported by this build"),
+        "{last}"
+    );
+    assert!(!sb.home.path().join("cron/jobs.json").exists());
+}

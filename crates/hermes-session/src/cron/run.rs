@@ -19,6 +19,9 @@ response will be automatically delivered to the user — do NOT use send_message
 the output yourself. SILENT: If there is genuinely nothing new to report, respond with exactly \
 \"[SILENT]\" (nothing else) to suppress delivery. Never combine [SILENT] with content.]";
 
+/// Outputs kept per job (`cron.output_retention` in the reference).
+const OUTPUT_RETENTION: usize = 50;
+
 /// What one run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunOutcome {
@@ -216,6 +219,20 @@ fn save_output(
     };
     hermes_fs::write_atomic(&file, body.as_bytes(), hermes_fs::Access::Private)
         .map_err(|e| e.to_string())?;
+    // The newest outputs of each job are kept, as the reference keeps them.
+    let mut saved: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map(|e| {
+            e.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md"))
+                .collect()
+        })
+        .unwrap_or_default();
+    saved.sort();
+    let excess = saved.len().saturating_sub(OUTPUT_RETENTION);
+    for old in &saved[..excess] {
+        let _ = std::fs::remove_file(old);
+    }
     Ok(file)
 }
 

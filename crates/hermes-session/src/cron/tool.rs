@@ -146,6 +146,35 @@ impl Tool for CronjobTool {
                 key.clone()
                     .ok_or_else(|| error(format!("job_id is required for {action}")))
             };
+            // Say so rather than store what no run would honour.
+            let unsupported: Vec<&str> = [
+                (
+                    "skills",
+                    args["skills"].as_array().is_some_and(|s| !s.is_empty()),
+                ),
+                ("script", text("script").is_some()),
+                ("no_agent", args["no_agent"].as_bool() == Some(true)),
+                (
+                    "context_from",
+                    args["context_from"]
+                        .as_array()
+                        .is_some_and(|s| !s.is_empty()),
+                ),
+                (
+                    "attach_to_session",
+                    args["attach_to_session"].as_bool() == Some(true),
+                ),
+            ]
+            .iter()
+            .filter(|(_, set)| *set)
+            .map(|(name, _)| *name)
+            .collect();
+            if matches!(action.as_str(), "create" | "update") && !unsupported.is_empty() {
+                return Ok(error(format!(
+                    "{} not supported by this build's scheduler yet; put what the job needs in its prompt instead.",
+                    unsupported.join(", ")
+                )));
+            }
             Ok(match action.as_str() {
                 "create" => {
                     let (Some(schedule), Some(prompt)) = (text("schedule"), text("prompt")) else {
