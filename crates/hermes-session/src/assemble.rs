@@ -249,7 +249,13 @@ pub(crate) async fn assemble(
     };
     let mut builder = Agent::builder(provider, tools, options)
         .processes(Arc::new(processes))
-        .checkpoints(Arc::new(checkpoints(services.setup(), spec.checkpoints)))
+        // `checkpoints.enabled` is for terminal sessions, as in the reference:
+        // a server's sessions would each block on snapshots of shared trees.
+        .checkpoints(Arc::new(checkpoints(
+            services.setup(),
+            spec.checkpoints,
+            spec.source == "cli",
+        )))
         .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
         .history(match &spec.seed {
             Some(seed) => seed.history.clone(),
@@ -303,16 +309,22 @@ pub(crate) async fn assemble(
     })
 }
 
-/// The session's checkpoints: on with `--checkpoints` or `checkpoints.enabled`
-/// (`checkpoints: true` is short for it), `max_snapshots` per project (20).
-pub fn checkpoints(setup: &crate::Setup, forced: bool) -> hermes_tools::checkpoints::Checkpoints {
+/// The session's checkpoints: on when `forced` (`--checkpoints`), or, when
+/// `from_config`, with `checkpoints.enabled` (`checkpoints: true` is short for
+/// it); `max_snapshots` per project (20).
+pub fn checkpoints(
+    setup: &crate::Setup,
+    forced: bool,
+    from_config: bool,
+) -> hermes_tools::checkpoints::Checkpoints {
     let section = setup.config.get("checkpoints");
     let enabled = forced
-        || match section {
-            Some(serde_json::Value::Bool(on)) => *on,
-            Some(v) => v.get("enabled").and_then(serde_json::Value::as_bool) == Some(true),
-            None => false,
-        };
+        || from_config
+            && match section {
+                Some(serde_json::Value::Bool(on)) => *on,
+                Some(v) => v.get("enabled").and_then(serde_json::Value::as_bool) == Some(true),
+                None => false,
+            };
     let max = section
         .and_then(|v| v.get("max_snapshots"))
         .and_then(serde_json::Value::as_u64)

@@ -17,7 +17,8 @@ impl Repl {
     /// `/rollback [N | diff N | N FILE]`.
     pub(super) async fn rollback(&mut self, arg: &str) -> Result<()> {
         let mut err = std::io::stderr();
-        let checkpoints = hermes_session::checkpoints(&self.session.setup, self.checkpoints_forced);
+        let checkpoints =
+            hermes_session::checkpoints(&self.session.setup, self.checkpoints_forced, true);
         if !checkpoints.enabled() {
             writeln!(
                 err,
