@@ -19,9 +19,9 @@ use hermes_mock::MockServer;
 const BIN: &str = env!("CARGO_BIN_EXE_hermes");
 const RUNS: usize = 30;
 
-fn one_run(home: &std::path::Path) -> Duration {
-    let started = Instant::now();
-    let mut child = Command::new("script")
+/// `hermes chat` in a pseudo-terminal (util-linux `script`), its output piped to us.
+fn spawn_repl(home: &std::path::Path) -> std::process::Child {
+    Command::new("script")
         .args(["-qfec", &format!("'{BIN}' chat"), "/dev/null"])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -33,7 +33,12 @@ fn one_run(home: &std::path::Path) -> Duration {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+fn one_run(home: &std::path::Path) -> Duration {
+    let started = Instant::now();
+    let mut child = spawn_repl(home);
     let mut out = child.stdout.take().unwrap();
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
@@ -95,19 +100,7 @@ fn main() {
 /// For `turns` questions in one REPL: the time from the answer's end on
 /// screen to the next prompt.
 fn turn_latencies(home: &std::path::Path, turns: usize) -> Vec<Duration> {
-    let mut child = Command::new("script")
-        .args(["-qfec", &format!("'{BIN}' chat"), "/dev/null"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("HERMES_HOME", home)
-        .env("TERM", "xterm-256color")
-        .current_dir(home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_repl(home);
     let mut out = child.stdout.take().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut seen = Vec::new();

@@ -9,7 +9,7 @@ mod support;
 
 use hermes_mock::Reply;
 use serde_json::{Value, json};
-use support::{Sandbox, free_port, stderr, stdout};
+use support::{Sandbox, free_port, group_alive, group_gone_soon, stderr, stdout};
 
 /// The JSON results of the `tool` messages in a request, in order.
 fn tool_results(body: &Value) -> Vec<Value> {
@@ -37,10 +37,6 @@ fn rand_suffix() -> u32 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos()
-}
-
-fn group_alive(pid: i64) -> bool {
-    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), None).is_ok()
 }
 
 #[test]
@@ -137,15 +133,10 @@ fn a_process_still_running_when_the_session_ends_is_stopped_unless_kept() {
                 nix::sys::signal::SIGKILL,
             );
         } else {
-            let mut gone = false;
-            for _ in 0..100 {
-                if !group_alive(pid) {
-                    gone = true;
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            assert!(gone, "the background process outlived its session");
+            assert!(
+                group_gone_soon(pid),
+                "the background process outlived its session"
+            );
         }
     }
 }

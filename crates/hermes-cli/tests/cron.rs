@@ -259,13 +259,8 @@ fn the_model_schedules_a_job_with_cronjob_and_the_scheduler_runs_it() {
     );
     // A cron run is not offered cronjob itself.
     let run_request = sb.requests().last().unwrap().clone();
-    let offered: Vec<&str> = run_request["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert!(!offered.contains(&"cronjob"), "{offered:?}");
+    let offered = support::tool_names(&run_request);
+    assert!(!offered.iter().any(|n| n == "cronjob"), "{offered:?}");
     // The one-shot is done and gone; its answer stays.
     assert!(jobs(&sb).is_empty());
     assert!(sb.home.path().join("cron/output").join(&id).is_dir());

@@ -6,22 +6,10 @@
 mod support;
 
 use hermes_mock::Reply;
-use support::{Sandbox, stderr, stdout};
+use support::{Sandbox, stderr, stdout, tool_names};
 
 fn run(sb: &Sandbox, args: &[&str]) -> std::process::Output {
     sb.command().args(args).output().unwrap()
-}
-
-fn tool_names(body: &serde_json::Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

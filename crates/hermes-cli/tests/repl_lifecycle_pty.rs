@@ -106,16 +106,7 @@ fn status_lists_background_processes_and_stop_ends_them() {
             v["pid"].as_i64().unwrap()
         })
         .unwrap();
-    let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
-    let mut gone = false;
-    for _ in 0..100 {
-        if nix::sys::signal::killpg(group, None).is_err() {
-            gone = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(gone, "the sleeper survived /stop");
+    assert!(support::group_gone_soon(pid), "the sleeper survived /stop");
 }
 
 #[test]

@@ -7,19 +7,7 @@
 mod support;
 
 use hermes_mock::Reply;
-use support::{Sandbox, fixture, stderr, stdout};
-
-fn tool_names(body: &serde_json::Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use support::{Sandbox, fixture, stderr, stdout, tool_names};
 
 #[test]
 fn a_reference_config_naming_every_toolset_answers_without_warnings() {

@@ -183,3 +183,37 @@ pub fn step<'a>(all: &'a [(String, Value)], name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name} in {all:?}"))
         .1
 }
+
+/// The names of the tools a model request offered.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether anything of the process group `pid` is still alive.
+pub fn group_alive(pid: i64) -> bool {
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+        None,
+    )
+    .is_ok()
+}
+
+/// Waits up to 2 s for the process group `pid` to be gone (its members are
+/// reaped a moment after they die); whether it went.
+pub fn group_gone_soon(pid: i64) -> bool {
+    for _ in 0..100 {
+        if !group_alive(pid) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
