@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use hermes_session::SessionManager;
+use hermes_session::cron::schedule::now;
 use hermes_session::cron::{jobs, run};
 use serde_json::Value;
 
@@ -70,12 +71,6 @@ enum CronAction {
     Tick,
     /// Whether jobs fire automatically, and what comes next.
     Status,
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
 }
 
 fn text(v: &Value) -> &str {

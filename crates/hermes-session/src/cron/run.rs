@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use super::schedule::now;
 use hermes_protocol::{Event, Op};
 use serde_json::{Value, json};
 
@@ -35,12 +36,6 @@ pub struct RunOutcome {
     pub silent: bool,
     /// The saved output file.
     pub output: Option<std::path::PathBuf>,
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
 }
 
 /// Whether an answer asks not to be delivered.

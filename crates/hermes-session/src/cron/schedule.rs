@@ -8,6 +8,13 @@ use serde_json::{Value, json};
 /// Seconds a one-shot may be overdue and still be scheduled.
 pub const ONESHOT_GRACE_SECS: i64 = 120;
 
+/// Now, in Unix seconds.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}
+
 /// An ISO-8601 UTC timestamp as the reference stores them.
 pub fn iso(unix: i64) -> String {
     format!("{}+00:00", UtcTime::from_unix(unix).iso())

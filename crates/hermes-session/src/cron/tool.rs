@@ -2,6 +2,7 @@
 //! reference's schema. Jobs land in `cron/jobs.json` and the gateway's
 //! ticker (or `hermes cron tick`) runs them.
 
+use super::schedule::now;
 use futures_util::future::BoxFuture;
 use hermes_protocol::ToolSchema;
 use hermes_tools::{Tool, ToolContext, ToolResult};
@@ -27,12 +28,6 @@ impl CronjobTool {
     pub fn new(manager: SessionManager) -> Self {
         Self { manager }
     }
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
 }
 
 /// A job as the model sees it.
