@@ -38,6 +38,8 @@ pub enum Command {
     Mcp(crate::mcp_cmd::McpArgs),
     /// Run the gateway (the OpenAI-compatible API server), show its status, install it as a service.
     Gateway(crate::gateway_cmd::GatewayArgs),
+    /// Approve or revoke messaging users who asked to pair (list, approve, revoke, clear-pending).
+    Pairing(crate::pairing_cmd::PairingArgs),
     /// Show or change settings (config.yaml and .env).
     Config(crate::config_cmd::ConfigArgs),
     /// Show what is installed and configured.

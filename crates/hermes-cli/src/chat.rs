@@ -50,6 +50,9 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Checkpoints(args))) => crate::checkpoints_cmd::run(args),
         (None, Some(Command::Cron(args))) => crate::cron_cmd::run(args, &cli.run).await,
         (None, Some(Command::Setup(args))) => crate::setup_cmd::run(&args),
+        (None, Some(Command::Pairing(args))) => {
+            load_setup(&cli.run).and_then(|setup| crate::pairing_cmd::run(args, &setup))
+        }
         (None, Some(Command::Tools(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::tools_cmd::run(args, &setup))
         }

@@ -6,6 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
+use std::sync::Arc;
+
+use hermes_gateway::messaging::config::MessagingConfig;
+use hermes_gateway::messaging::{LogFn, Messaging};
 use hermes_gateway::{config, lock};
 use hermes_session::{SessionManager, Setup};
 use tokio_util::sync::CancellationToken;
@@ -59,15 +63,24 @@ pub async fn run(args: GatewayArgs, run: &RunArgs) -> Result<ExitCode> {
     }
 }
 
+fn messaging_config(setup: &Setup) -> MessagingConfig {
+    MessagingConfig::read(&setup.config.raw, &|name| {
+        setup.env.get(name).map(str::to_owned)
+    })
+}
+
 async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
-    let Some(api) = api_config(&setup)? else {
+    let api = api_config(&setup)?;
+    let messaging_cfg = messaging_config(&setup);
+    if api.is_none() && messaging_cfg.platforms.is_empty() {
         bail!(
-            "nothing to run: no gateway platform is enabled. Enable the API server with \
-             `platforms: {{api_server: {{enabled: true}}}}` in config.yaml (or API_SERVER_ENABLED=true) \
-             and a key: API_SERVER_KEY=$(openssl rand -hex 32) in {}",
-            setup.home.root().join(".env").display()
+            "nothing to run: no gateway platform is enabled. Connect a messaging platform with \
+             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN (+ SLACK_APP_TOKEN) in {env}, \
+             or enable the API server with `platforms: {{api_server: {{enabled: true}}}}` in config.yaml \
+             (or API_SERVER_ENABLED=true) and a key: API_SERVER_KEY=$(openssl rand -hex 32) in {env}",
+            env = setup.home.root().join(".env").display()
         );
-    };
+    }
     let home = setup.home.root().to_path_buf();
     let _lock = lock::GatewayLock::acquire(&home, replace, std::time::Duration::from_secs(35))
         .map_err(anyhow::Error::msg)?;
@@ -85,21 +98,6 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
             }
         }
     });
-    let server = hermes_gateway::serve::Server::bind(api.clone(), manager, cwd)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let addr = server
-        .local_addr()
-        .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
-    say(&format!(
-        "Hermes gateway: API server listening on http://{addr}/v1 (model '{}', max {} concurrent runs)",
-        api.model_name,
-        if api.max_concurrent_runs == 0 {
-            "unlimited".to_owned()
-        } else {
-            api.max_concurrent_runs.to_string()
-        }
-    ));
     let stop = CancellationToken::new();
     let signals = stop.clone();
     tokio::spawn(async move {
@@ -117,7 +115,47 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         say("Hermes gateway: stopping (finishing runs in flight)...");
         signals.cancel();
     });
-    server.run(stop).await.map_err(anyhow::Error::msg)?;
+    let log: LogFn = Arc::new(|line: &str| say(&format!("Hermes gateway: {line}")));
+    let messaging = Messaging::new(manager.clone(), messaging_cfg, cwd.clone(), log)
+        .map_err(anyhow::Error::msg)?;
+    let mut tasks = Vec::new();
+    if let Some(messaging) = messaging {
+        say(&format!(
+            "Hermes gateway: messaging on {}",
+            messaging.platform_names().join(", ")
+        ));
+        let stop = stop.clone();
+        tasks.push(tokio::spawn(async move {
+            messaging.run(stop).await;
+            Ok::<(), String>(())
+        }));
+    }
+    if let Some(api) = api {
+        let server = hermes_gateway::serve::Server::bind(api.clone(), manager, cwd)
+            .await
+            .map_err(anyhow::Error::msg)?;
+        let addr = server
+            .local_addr()
+            .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
+        say(&format!(
+            "Hermes gateway: API server listening on http://{addr}/v1 (model '{}', max {} concurrent runs)",
+            api.model_name,
+            if api.max_concurrent_runs == 0 {
+                "unlimited".to_owned()
+            } else {
+                api.max_concurrent_runs.to_string()
+            }
+        ));
+        let stop = stop.clone();
+        tasks.push(tokio::spawn(async move { server.run(stop).await }));
+    }
+    for task in tasks {
+        match task.await {
+            Ok(Err(e)) => bail!(e),
+            Err(e) => bail!("gateway task failed: {e}"),
+            Ok(Ok(())) => {}
+        }
+    }
     say("Hermes gateway: stopped.");
     Ok(ExitCode::SUCCESS)
 }
@@ -140,6 +178,16 @@ fn status(setup: &Setup) -> Result<ExitCode> {
             "API server: not enabled (platforms.api_server.enabled / API_SERVER_KEY)"
         )?,
         Err(problem) => writeln!(out, "API server: cannot start: {problem}")?,
+    }
+    let messaging = messaging_config(setup);
+    if messaging.platforms.is_empty() {
+        writeln!(
+            out,
+            "Messaging: no platform configured (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN)"
+        )?;
+    } else {
+        let names: Vec<&str> = messaging.platforms.iter().map(|p| p.name).collect();
+        writeln!(out, "Messaging: {}", names.join(", "))?;
     }
     Ok(if lock::running_pid(home).is_some() {
         ExitCode::SUCCESS

@@ -16,6 +16,7 @@ mod logs_cmd;
 mod markdown;
 mod mcp_cmd;
 mod model_cmd;
+mod pairing_cmd;
 mod render;
 mod repl;
 mod session_browser;

@@ -86,6 +86,11 @@ impl SharedHttp {
             .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {}", describe(&e))))?;
         Ok(Self { client })
     }
+
+    /// The client itself, for other HTTP work of the process (messaging platforms).
+    pub fn client(&self) -> reqwest::Client {
+        self.client.clone()
+    }
 }
 
 /// A transport's HTTP access: a (possibly shared) client plus the headers this

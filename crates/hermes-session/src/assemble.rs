@@ -193,6 +193,10 @@ pub(crate) async fn assemble(
                         &spec.cwd.display().to_string(),
                         max_turns,
                     ))
+                    .and_then(|()| match &spec.routing {
+                        Some(routing) => db.set_routing(&id, routing),
+                        None => Ok(()),
+                    })
                     .map_err(|e| SessionError::Store(e.0))?,
                 None => notices.extend(services.store_problem().map(Notice::Warning)),
             }

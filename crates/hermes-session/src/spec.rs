@@ -42,6 +42,9 @@ pub struct SessionSpec {
     /// Checkpoint project trees before tools change them (`--checkpoints`),
     /// whatever `checkpoints.enabled` says.
     pub checkpoints: bool,
+    /// Where a gateway conversation comes from, stored on each session row
+    /// it creates (the first, `/new`, compression continuations).
+    pub routing: Option<hermes_state::session_db::SessionRouting>,
 }
 
 /// A client-held conversation to run a session on.
@@ -75,6 +78,7 @@ impl SessionSpec {
             seed: None,
             auto_title: false,
             checkpoints: false,
+            routing: None,
         }
     }
 }

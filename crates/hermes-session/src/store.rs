@@ -11,7 +11,9 @@ use hermes_agent::{LimitStore, MessageStore};
 use hermes_llm::pricing;
 use hermes_protocol::{Message, Role, Usage};
 use hermes_state::context_cache::ContextLengthCache;
-use hermes_state::session_db::{MessageExtra, NewSession, SessionDb, SessionRow, UsageDelta};
+use hermes_state::session_db::{
+    MessageExtra, NewSession, SessionDb, SessionRouting, SessionRow, UsageDelta,
+};
 
 /// A store operation that failed; the message says what and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,6 +76,22 @@ pub trait SessionStore: Send + Sync {
     /// Where it lives, for messages (`state.db`'s path).
     fn location(&self) -> Option<&Path> {
         None
+    }
+    /// Stores where a gateway session's messages come from.
+    fn set_routing(&self, _id: &str, _routing: &SessionRouting) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// Gives a continuation the routing of the session it continues.
+    fn copy_routing(&self, _from: &str, _to: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// The open session (with messages) a chat's key on `source` continues.
+    fn open_session_for_key(
+        &self,
+        _key: &str,
+        _source: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(None)
     }
 }
 
@@ -178,6 +196,18 @@ impl SessionStore for SqliteStore {
 
     fn location(&self) -> Option<&Path> {
         Some(&self.path)
+    }
+
+    fn set_routing(&self, id: &str, routing: &SessionRouting) -> Result<(), StoreError> {
+        self.with(|db| db.set_routing(id, routing))
+    }
+
+    fn copy_routing(&self, from: &str, to: &str) -> Result<(), StoreError> {
+        self.with(|db| db.copy_routing(from, to))
+    }
+
+    fn open_session_for_key(&self, key: &str, source: &str) -> Result<Option<String>, StoreError> {
+        self.with(|db| db.open_session_for_key(key, source))
     }
 }
 
@@ -353,11 +383,12 @@ impl MessageStore for SessionRecorder {
                 model: Some(self.model.clone()),
                 model_config: None,
                 system_prompt,
-                parent_session_id: Some(parent),
+                parent_session_id: Some(parent.clone()),
                 cwd: row.as_ref().and_then(|r| r.cwd.clone()),
                 started_at: now(),
             })
             .map_err(|e| e.0)?;
+        self.store.copy_routing(&parent, &child).map_err(|e| e.0)?;
         if let Some(title) = row.as_ref().and_then(|r| r.title.clone()) {
             let next = self.store.next_title_in_lineage(&title).map_err(|e| e.0)?;
             self.store.set_title(&child, &next).map_err(|e| e.0)?;

@@ -21,5 +21,5 @@ pub use env::Env;
 pub use home::HermesHome;
 pub use session_db::{
     DbError, GatewaySession, ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery,
-    SearchSort, SessionDb, SessionRow, SessionSummary, StoredMessage, UsageDelta,
+    SearchSort, SessionDb, SessionRouting, SessionRow, SessionSummary, StoredMessage, UsageDelta,
 };

@@ -11,6 +11,7 @@ use hermes_mock::MockServer;
 
 pub mod gateway;
 pub mod pty;
+pub mod telegram;
 use serde_json::Value;
 
 /// An isolated home + workdir + mock server.

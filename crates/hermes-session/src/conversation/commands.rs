@@ -156,6 +156,10 @@ impl SessionTask {
                     &opts.cwd.display().to_string(),
                     opts.max_turns,
                 ))
+                .and_then(|()| match &self.spec.routing {
+                    Some(routing) => db.set_routing(&id, routing),
+                    None => Ok(()),
+                })
             });
             if let Err(e) = created {
                 return error(format!("could not start a new session: {e}"));

@@ -35,7 +35,87 @@ pub struct GatewaySession {
     pub output_tokens: i64,
 }
 
+/// Where a gateway session's messages come from, stored on its row so a
+/// restarted gateway (and `hermes sessions`) finds the conversation again.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionRouting {
+    /// The routing key (`agent:main:telegram:dm:42`).
+    pub session_key: String,
+    /// The platform's chat id.
+    pub chat_id: Option<String>,
+    /// `dm`, `group`, `channel` or `thread`.
+    pub chat_type: Option<String>,
+    /// A thread inside the chat.
+    pub thread_id: Option<String>,
+    /// The person's platform id.
+    pub user_id: Option<String>,
+    /// The chat's name.
+    pub display_name: Option<String>,
+    /// The message source as JSON (the reference's `origin_json`).
+    pub origin_json: Option<String>,
+}
+
 impl SessionDb {
+    /// Stores `routing` on a session's row.
+    pub fn set_routing(&mut self, id: &str, routing: &SessionRouting) -> Result<(), DbError> {
+        const CTX: &str = "storing a session's routing";
+        self.write(CTX, |c| {
+            c.execute(
+                "UPDATE sessions SET session_key = ?2, chat_id = ?3, chat_type = ?4, thread_id = ?5, \
+                 user_id = ?6, display_name = ?7, origin_json = ?8 WHERE id = ?1",
+                rusqlite::params![
+                    id,
+                    routing.session_key,
+                    routing.chat_id,
+                    routing.chat_type,
+                    routing.thread_id,
+                    routing.user_id,
+                    routing.display_name,
+                    routing.origin_json
+                ],
+            )
+            .ctx(CTX)?;
+            Ok(())
+        })
+    }
+
+    /// Copies the routing columns of `from` onto `to` (a continuation).
+    pub fn copy_routing(&mut self, from: &str, to: &str) -> Result<(), DbError> {
+        const CTX: &str = "copying a session's routing";
+        self.write(CTX, |c| {
+            c.execute(
+                "UPDATE sessions SET (session_key, chat_id, chat_type, thread_id, user_id, \
+                 display_name, origin_json) = (SELECT session_key, chat_id, chat_type, thread_id, \
+                 user_id, display_name, origin_json FROM sessions WHERE id = ?1) WHERE id = ?2",
+                [from, to],
+            )
+            .ctx(CTX)?;
+            Ok(())
+        })
+    }
+
+    /// The newest open session of `session_key` on `source` that has
+    /// messages: the one a restarted gateway continues.
+    pub fn open_session_for_key(
+        &self,
+        session_key: &str,
+        source: &str,
+    ) -> Result<Option<String>, DbError> {
+        const CTX: &str = "finding a chat's session";
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(
+                "SELECT id FROM sessions WHERE session_key = ?1 AND source = ?2 \
+                 AND (ended_at IS NULL OR end_reason IN ('agent_close', 'ws_orphan_reap')) \
+                 AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id) \
+                 ORDER BY started_at DESC LIMIT 1",
+                [session_key, source],
+                |r| r.get(0),
+            )
+            .optional()
+            .ctx(CTX)
+    }
+
     /// The newest row per `session_key`, most recently active first; with
     /// `active_only`, sessions that have ended are left out.
     pub fn gateway_sessions(&self, active_only: bool) -> Result<Vec<GatewaySession>, DbError> {

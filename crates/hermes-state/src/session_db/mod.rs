@@ -42,7 +42,7 @@ pub use bulk::{BulkCandidate, SessionFilter};
 pub use conn::{Durability, JournalMode};
 pub use error::DbError;
 pub use fts_query::sanitize_fts5_query;
-pub use gateway::GatewaySession;
+pub use gateway::{GatewaySession, SessionRouting};
 pub use repair::RepairReport;
 pub use text::{MAX_TITLE_LENGTH, sanitize_title};
 pub use types::{

@@ -1,0 +1,622 @@
+//! One conversation per chat (per session key): a task that owns the
+//! session, takes the chat's messages in order, streams answers back, asks
+//! for approvals in the chat, and marks each message done in the inbox once
+//! it has been answered.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hermes_protocol::{ApprovalChoice, Event, Op, SessionEvent, TurnEnd};
+use hermes_session::{Conversation, ResumeRequest, SessionSpec};
+use hermes_state::session_db::SessionRouting;
+use tokio::sync::mpsc;
+
+use super::Hub;
+use super::config::{BusyMode, PlatformSettings};
+use super::platform::{Adapter, Button, ChatRef, Incoming, Outgoing, PlatformError};
+use super::stream::{AnswerStream, ProgressBubble};
+
+/// Typing indicators fade after about five seconds on most platforms.
+const TYPING_EVERY: Duration = Duration::from_secs(4);
+/// At most one "busy" note per chat in this time.
+const BUSY_ACK_EVERY: Duration = Duration::from_secs(30);
+
+/// What a chat's task is sent.
+#[derive(Debug)]
+pub(crate) struct ChatInput {
+    /// The message.
+    pub message: Incoming,
+    /// It was accepted before a restart and is handled again now.
+    pub replayed: bool,
+}
+
+/// A turn in progress.
+#[derive(Debug)]
+pub(super) struct Turn {
+    pub submission: u64,
+    /// Inbox keys this turn answers.
+    pub keys: Vec<String>,
+    pub stream: AnswerStream,
+    pub progress: ProgressBubble,
+    pub last_typing: Option<Instant>,
+}
+
+/// A dangerous command waiting for the chat's answer.
+#[derive(Debug)]
+pub(super) struct PendingApproval {
+    pub request_id: u64,
+    /// What its buttons carry (see [`Hub::register_press`]).
+    pub token: u64,
+    pub message_id: Option<String>,
+}
+
+/// A chat's task.
+pub(super) struct ChatWorker {
+    pub hub: Arc<Hub>,
+    pub adapter: Arc<dyn Adapter>,
+    pub settings: Arc<PlatformSettings>,
+    pub key: String,
+    pub chat: ChatRef,
+    pub conv: Option<Conversation>,
+    pub turn: Option<Turn>,
+    pub queue: VecDeque<ChatInput>,
+    pub approvals: Vec<PendingApproval>,
+    pub clarify: Option<u64>,
+    pub last_busy_ack: Option<Instant>,
+    pub typing_ok: bool,
+}
+
+async fn next_event(conv: &mut Option<Conversation>) -> Option<SessionEvent> {
+    match conv {
+        Some(c) => c.next_event().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Words that answer a pending approval in plain text.
+fn approval_word(text: &str) -> Option<ApprovalChoice> {
+    match text.trim().to_lowercase().trim_end_matches(['.', '!']) {
+        "approve" | "yes" | "ok" | "okay" | "confirm" | "y" | "👍" => Some(ApprovalChoice::Once),
+        "deny" | "no" | "reject" | "cancel" | "n" | "👎" => Some(ApprovalChoice::Deny),
+        "always" | "approve always" | "always approve" => Some(ApprovalChoice::Always),
+        "session" | "approve session" | "session approve" => Some(ApprovalChoice::Session),
+        _ => None,
+    }
+}
+
+/// The label a choice gets once made.
+pub(super) fn choice_label(choice: ApprovalChoice) -> &'static str {
+    match choice {
+        ApprovalChoice::Once => "✅ Approved once",
+        ApprovalChoice::Session => "✅ Approved for session",
+        ApprovalChoice::Always => "✅ Approved permanently",
+        ApprovalChoice::Deny => "❌ Denied",
+    }
+}
+
+fn parse_choice(word: &str) -> Option<ApprovalChoice> {
+    match word {
+        "once" => Some(ApprovalChoice::Once),
+        "session" => Some(ApprovalChoice::Session),
+        "always" => Some(ApprovalChoice::Always),
+        "deny" => Some(ApprovalChoice::Deny),
+        _ => None,
+    }
+}
+
+/// The agent's view of a message with files: notes saying where they are.
+fn agent_text(message: &Incoming) -> String {
+    let mut text = message.text.clone();
+    for file in &message.attachments {
+        let name = std::path::Path::new(&file.path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let note = match file.kind.as_str() {
+            "image" => format!("[The user sent an image. It is saved at: {}]", file.path),
+            "voice" | "audio" => format!("[The user sent a voice message: {}]", file.path),
+            _ => format!(
+                "[The user sent a document: '{name}'. It is saved at: {}. Read it with your tools if needed.]",
+                file.path
+            ),
+        };
+        text = if text.is_empty() {
+            note
+        } else {
+            format!("{note}\n\n{text}")
+        };
+    }
+    text
+}
+
+impl ChatWorker {
+    /// Runs until the chat's sender is dropped and the running turn is done.
+    pub async fn run(mut self, mut rx: mpsc::UnboundedReceiver<ChatInput>) {
+        let mut open = true;
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            if !open && self.turn.is_none() {
+                break;
+            }
+            tokio::select! {
+                input = rx.recv(), if open => match input {
+                    Some(input) => self.incoming(input).await,
+                    None => open = false,
+                },
+                event = next_event(&mut self.conv) => match event {
+                    Some(event) => self.event(event).await,
+                    None => {
+                        self.conv = None;
+                        self.end_turn(Some("the session stopped unexpectedly; send your message again")).await;
+                    }
+                },
+                _ = tick.tick(), if self.turn.is_some() => self.tick().await,
+            }
+            while open && self.turn.is_none() {
+                let Some(next) = self.queue.pop_front() else {
+                    break;
+                };
+                self.start_turn(next).await;
+            }
+        }
+    }
+
+    pub(super) fn done(&self, key: &str) {
+        let _ = self.hub.inbox.done(self.adapter.name(), key);
+    }
+
+    /// Sends a short note (markdown); failures are only logged.
+    pub(super) async fn say(&self, text: &str) {
+        if let Err(e) = super::stream::send_long(self.adapter.as_ref(), &self.chat, text).await {
+            self.hub.log(&format!(
+                "{}: cannot send to {}: {e}",
+                self.adapter.name(),
+                self.chat.id
+            ));
+        }
+    }
+
+    async fn incoming(&mut self, input: ChatInput) {
+        let message = &input.message;
+        if let Some(press) = &message.button_press {
+            let press = press.clone();
+            self.button(&input.message, &press).await;
+            self.done(&input.message.key);
+            return;
+        }
+        let text = message.text.trim().to_owned();
+        if let Some(request_id) = self.clarify
+            && !text.starts_with('/')
+            && let Some(conv) = &self.conv
+        {
+            let _ = conv.submit(Op::ClarifyAnswer {
+                request_id,
+                answer: Some(text),
+            });
+            self.clarify = None;
+            self.done(&input.message.key);
+            return;
+        }
+        if !self.approvals.is_empty()
+            && let Some(choice) = approval_word(&text)
+        {
+            self.resolve_approvals(choice, false, &message.sender.name)
+                .await;
+            self.done(&input.message.key);
+            return;
+        }
+        if text.starts_with('/') {
+            match self.command(&input).await {
+                Some(true) => {
+                    self.done(&input.message.key);
+                    return;
+                }
+                Some(false) => return,
+                None => {}
+            }
+        }
+        if self.turn.is_some() {
+            self.busy(input).await;
+        } else {
+            self.start_turn(input).await;
+        }
+    }
+
+    async fn busy(&mut self, input: ChatInput) {
+        let mode = self.hub.config.busy;
+        let ack = self
+            .last_busy_ack
+            .is_none_or(|t| t.elapsed() >= BUSY_ACK_EVERY);
+        match mode {
+            BusyMode::Steer => {
+                if let Some(conv) = &self.conv
+                    && conv
+                        .submit(Op::Steer {
+                            text: agent_text(&input.message),
+                        })
+                        .is_ok()
+                {
+                    if let Some(turn) = &mut self.turn {
+                        turn.keys.push(input.message.key.clone());
+                    }
+                    if ack {
+                        self.last_busy_ack = Some(Instant::now());
+                        self.say("⏩ Steered into current run. Your message arrives after the next tool call.")
+                            .await;
+                    }
+                    return;
+                }
+                self.queue.push_back(input);
+            }
+            BusyMode::Queue => {
+                self.queue.push_back(input);
+                if ack {
+                    self.last_busy_ack = Some(Instant::now());
+                    self.say(
+                        "⏳ Queued for the next turn. I'll respond once the current task finishes.",
+                    )
+                    .await;
+                }
+            }
+            BusyMode::Interrupt => {
+                self.queue.push_back(input);
+                if let Some(conv) = &self.conv {
+                    let _ = conv.submit(Op::Interrupt);
+                }
+                if ack {
+                    self.last_busy_ack = Some(Instant::now());
+                    self.say("⚡ Interrupting current task. I'll respond to your message shortly.")
+                        .await;
+                }
+            }
+        }
+    }
+
+    /// Where this chat's session rows say they come from.
+    fn routing(&self, message: &Incoming) -> SessionRouting {
+        let origin = serde_json::json!({
+            "platform": self.adapter.name(),
+            "chat_id": self.chat.id,
+            "chat_name": self.chat.name,
+            "chat_type": self.chat.kind.as_str(),
+            "user_id": message.sender.id,
+            "user_name": message.sender.name,
+            "thread_id": self.chat.thread_id,
+        });
+        SessionRouting {
+            session_key: self.key.clone(),
+            chat_id: Some(self.chat.id.clone()),
+            chat_type: Some(self.chat.kind.as_str().to_owned()),
+            thread_id: self.chat.thread_id.clone(),
+            user_id: Some(message.sender.id.clone()),
+            display_name: self
+                .chat
+                .name
+                .clone()
+                .or_else(|| Some(message.sender.name.clone())),
+            origin_json: Some(origin.to_string()),
+        }
+    }
+
+    /// The chat's session: the one it had (even before a restart), or a new one.
+    pub(super) async fn ensure_conversation(&mut self, message: &Incoming) -> Result<(), String> {
+        if self.conv.is_some() {
+            return Ok(());
+        }
+        let platform = self.adapter.name();
+        let mut spec = SessionSpec::new(platform, self.hub.cwd.clone());
+        spec.interactive = true;
+        spec.routing = Some(self.routing(message));
+        let store = self.hub.manager.services().store();
+        if let Some(store) = &store
+            && let Ok(Some(id)) = store.open_session_for_key(&self.key, platform)
+        {
+            spec.resume = Some(ResumeRequest::Resume(id));
+        }
+        let conv = self
+            .hub
+            .manager
+            .start(spec)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.conv = Some(conv);
+        Ok(())
+    }
+
+    async fn start_turn(&mut self, input: ChatInput) {
+        let message = input.message;
+        if let Err(e) = self.ensure_conversation(&message).await {
+            self.say(&format!("⚠️ {e}")).await;
+            self.done(&message.key);
+            return;
+        }
+        let Some(conv) = &self.conv else {
+            return;
+        };
+        let text = agent_text(&message);
+        // A message the gateway took before a crash may already be in the
+        // session, its turn cut short: run that turn again instead of
+        // adding the message twice.
+        let op = if input.replayed && self.last_user_text().as_deref() == Some(text.as_str()) {
+            Op::Retry
+        } else {
+            Op::UserInput { text }
+        };
+        match conv.submit(op) {
+            Ok(submission) => {
+                self.watch_turn(submission, &message.key);
+                self.tick().await;
+            }
+            Err(e) => {
+                self.say(&format!("⚠️ {e}")).await;
+                self.done(&message.key);
+            }
+        }
+    }
+
+    /// Follows the turn started by `submission`; it answers inbox entry `key`.
+    pub(super) fn watch_turn(&mut self, submission: u64, key: &str) {
+        self.turn = Some(Turn {
+            submission,
+            keys: vec![key.to_owned()],
+            stream: AnswerStream::new(self.hub.config.streaming.enabled),
+            progress: ProgressBubble::default(),
+            last_typing: None,
+        });
+    }
+
+    fn last_user_text(&self) -> Option<String> {
+        let id = self.conv.as_ref()?.info().session_id;
+        let store = self.hub.manager.services().store()?;
+        let history = store.conversation(&id).ok()?;
+        let last = history
+            .iter()
+            .rev()
+            .find(|m| m.role != hermes_protocol::Role::System)?;
+        (last.role == hermes_protocol::Role::User).then(|| last.text().to_owned())
+    }
+
+    async fn tick(&mut self) {
+        let typing_due = self.settings.typing
+            && self.typing_ok
+            && self
+                .turn
+                .as_ref()
+                .is_some_and(|t| t.last_typing.is_none_or(|at| at.elapsed() >= TYPING_EVERY))
+            && self.approvals.is_empty();
+        if typing_due {
+            if let Some(turn) = &mut self.turn {
+                turn.last_typing = Some(Instant::now());
+            }
+            if let Err(PlatformError::Unsupported(_)) = self.adapter.typing(&self.chat).await {
+                self.typing_ok = false;
+            }
+        }
+        if let Some(turn) = &mut self.turn {
+            turn.stream
+                .flush(
+                    self.adapter.as_ref(),
+                    &self.chat,
+                    &self.hub.config.streaming,
+                )
+                .await;
+        }
+    }
+
+    async fn event(&mut self, event: SessionEvent) {
+        match event.event {
+            Event::ApprovalRequested {
+                request_id,
+                command,
+                reason,
+            } => self.ask_approval(request_id, command, reason).await,
+            Event::ClarifyRequested {
+                request_id,
+                question,
+                choices,
+            } => {
+                self.clarify = Some(request_id);
+                let mut text = format!("❓ {question}");
+                for (i, choice) in choices.iter().enumerate() {
+                    text.push_str(&format!("\n{}. {choice}", i + 1));
+                }
+                self.say(&text).await;
+            }
+            Event::QuestionClosed {
+                request_id,
+                timed_out,
+            } => {
+                if self.clarify == Some(request_id) {
+                    self.clarify = None;
+                }
+                if let Some(i) = self
+                    .approvals
+                    .iter()
+                    .position(|a| a.request_id == request_id)
+                {
+                    let pending = self.approvals.remove(i);
+                    if timed_out && let Some(id) = pending.message_id {
+                        let note =
+                            Outgoing::plain("⏱ Approval timed out: the command was not run.");
+                        let _ = self.adapter.edit(&self.chat, &id, &note).await;
+                    }
+                }
+            }
+            other => {
+                let ours = self
+                    .turn
+                    .as_ref()
+                    .is_some_and(|t| t.submission == event.submission);
+                if ours {
+                    self.turn_event(other).await;
+                }
+            }
+        }
+    }
+
+    async fn turn_event(&mut self, event: Event) {
+        let Some(turn) = &mut self.turn else {
+            return;
+        };
+        let adapter = self.adapter.as_ref();
+        match event {
+            Event::TextDelta { text } => turn.stream.push(&text),
+            Event::ToolStarted {
+                name, arguments, ..
+            } => {
+                turn.stream.segment_break(adapter, &self.chat).await;
+                let emoji = self
+                    .conv
+                    .as_ref()
+                    .and_then(|c| c.info().tools.into_iter().find(|t| t.name == name))
+                    .map_or_else(|| "⚙️".to_owned(), |t| t.emoji);
+                turn.progress
+                    .tool_started(
+                        adapter,
+                        &self.chat,
+                        self.settings.tool_progress,
+                        &emoji,
+                        &name,
+                        &arguments,
+                    )
+                    .await;
+            }
+            Event::TurnComplete {
+                final_text, reason, ..
+            } => {
+                if let Err(e) = turn.stream.finish(adapter, &self.chat, &final_text).await {
+                    self.hub.log(&format!(
+                        "{}: cannot deliver an answer to {}: {e}",
+                        adapter.name(),
+                        self.chat.id
+                    ));
+                }
+                if reason == TurnEnd::BudgetExhausted && final_text.trim().is_empty() {
+                    self.say(
+                        "⚠️ I ran out of steps for this turn. Send another message to continue.",
+                    )
+                    .await;
+                }
+                self.end_turn(None).await;
+            }
+            Event::Error { message } => self.end_turn(Some(&message)).await,
+            _ => {}
+        }
+    }
+
+    /// Ends the running turn (with an error to show, if any) and marks its messages done.
+    async fn end_turn(&mut self, error: Option<&str>) {
+        let Some(turn) = self.turn.take() else {
+            return;
+        };
+        if let Some(error) = error {
+            self.say(&format!("⚠️ {error}")).await;
+        }
+        for key in &turn.keys {
+            self.done(key);
+        }
+        self.approvals.clear();
+        self.clarify = None;
+    }
+
+    async fn ask_approval(&mut self, request_id: u64, command: String, reason: String) {
+        let shown: String = if command.chars().count() > 3800 {
+            format!("{}...", command.chars().take(3800).collect::<String>())
+        } else {
+            command.clone()
+        };
+        let text =
+            format!("⚠️ **Command Approval Required**\n\n```\n{shown}\n```\n\nReason: {reason}");
+        let token = self.hub.register_press(&self.key);
+        let button = |label: &str, choice: &str| Button {
+            label: label.to_owned(),
+            data: format!("ea:{choice}:{token}"),
+        };
+        let with_buttons = Outgoing {
+            text: text.clone(),
+            plain: false,
+            buttons: vec![vec![
+                button("✅ Allow Once", "once"),
+                button("✅ Session", "session"),
+                button("✅ Always", "always"),
+                button("❌ Deny", "deny"),
+            ]],
+        };
+        let mut message_id = None;
+        if self.adapter.capabilities().buttons {
+            message_id = self.adapter.send(&self.chat, &with_buttons).await.ok();
+        }
+        if message_id.is_none() {
+            let fallback = format!(
+                "⚠️ **Dangerous command requires approval:**\n```\n{shown}\n```\nReason: {reason}\n\n\
+                 Reply `/approve` to execute this one operation, `/approve session` to approve this \
+                 pattern for the session, `/approve always` to approve permanently, or `/deny` to cancel."
+            );
+            message_id = self
+                .adapter
+                .send(&self.chat, &Outgoing::markdown(fallback))
+                .await
+                .ok();
+        }
+        self.approvals.push(PendingApproval {
+            request_id,
+            token,
+            message_id,
+        });
+    }
+
+    /// Answers pending approvals: the oldest, or all; returns how many.
+    pub(super) async fn resolve_approvals(
+        &mut self,
+        choice: ApprovalChoice,
+        all: bool,
+        by: &str,
+    ) -> usize {
+        let take = if all {
+            self.approvals.len()
+        } else {
+            1.min(self.approvals.len())
+        };
+        let chosen: Vec<PendingApproval> = self.approvals.drain(..take).collect();
+        for pending in &chosen {
+            if let Some(conv) = &self.conv {
+                let _ = conv.submit(Op::ApprovalAnswer {
+                    request_id: pending.request_id,
+                    choice,
+                });
+            }
+            if let Some(id) = &pending.message_id {
+                let note = Outgoing::plain(format!("{} by {by}", choice_label(choice)));
+                let _ = self.adapter.edit(&self.chat, id, &note).await;
+            }
+        }
+        chosen.len()
+    }
+
+    async fn button(&mut self, message: &Incoming, press: &str) {
+        let mut parts = message.text.splitn(3, ':');
+        let (Some("ea"), Some(choice), Some(id)) = (parts.next(), parts.next(), parts.next())
+        else {
+            let _ = self.adapter.answer_press(press, "").await;
+            return;
+        };
+        let (Some(choice), Ok(token)) = (parse_choice(choice), id.parse::<u64>()) else {
+            let _ = self.adapter.answer_press(press, "").await;
+            return;
+        };
+        let Some(i) = self.approvals.iter().position(|a| a.token == token) else {
+            let _ = self
+                .adapter
+                .answer_press(press, "This approval has already been resolved.")
+                .await;
+            return;
+        };
+        let pending = self.approvals.remove(i);
+        self.approvals.insert(0, pending);
+        let _ = self.adapter.answer_press(press, choice_label(choice)).await;
+        self.resolve_approvals(choice, false, &message.sender.name)
+            .await;
+    }
+}

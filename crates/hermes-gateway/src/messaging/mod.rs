@@ -1,0 +1,535 @@
+//! Messaging platforms in the gateway: each platform's messages come in
+//! through its [`Adapter`], are written to the durable [`inbox::Inbox`],
+//! checked against the access rules (pairing for strangers), and handed to
+//! one conversation per chat on the session runtime.
+
+pub mod access;
+mod chat;
+mod commands;
+pub mod config;
+pub mod format;
+pub mod inbox;
+pub mod pairing;
+pub mod platform;
+pub mod split;
+mod stream;
+pub mod telegram;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hermes_session::SessionManager;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use self::access::StrangerDm;
+use self::chat::{ChatInput, ChatWorker};
+use self::config::{MessagingConfig, PlatformSettings};
+use self::inbox::Inbox;
+use self::pairing::PairingStore;
+pub use self::platform::{Adapter, ChatKind, ChatRef, Incoming, Outgoing, PlatformError};
+
+/// How long shutdown waits for turns in flight.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where log lines go (the binary prints them; the library does no I/O).
+pub type LogFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What every chat of every platform shares.
+pub struct Hub {
+    manager: SessionManager,
+    inbox: Inbox,
+    pairing: PairingStore,
+    config: MessagingConfig,
+    cwd: PathBuf,
+    home: PathBuf,
+    log: LogFn,
+    connected: Mutex<Vec<&'static str>>,
+    homes: Mutex<HashMap<String, ChatRef>>,
+    /// Button tokens → the session key whose approval they answer.
+    presses: Mutex<HashMap<u64, String>>,
+    next_press: AtomicU64,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("home", &self.home)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hub {
+    fn log(&self, line: &str) {
+        (self.log)(line);
+    }
+
+    fn connected_platforms(&self) -> Vec<&'static str> {
+        self.connected.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    fn set_home(&self, platform: &str, chat: &ChatRef) {
+        if let Ok(mut homes) = self.homes.lock() {
+            homes.insert(platform.to_owned(), chat.clone());
+        }
+    }
+
+    /// A token for an approval button of `key`'s chat.
+    fn register_press(&self, key: &str) -> u64 {
+        let token = self.next_press.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Ok(mut presses) = self.presses.lock() {
+            presses.insert(token, key.to_owned());
+        }
+        token
+    }
+
+    fn press_route(&self, data: &str) -> Option<String> {
+        let token: u64 = data.strip_prefix("ea:")?.split(':').nth(1)?.parse().ok()?;
+        self.presses.lock().ok()?.get(&token).cloned()
+    }
+}
+
+/// The reference's session key for a message.
+pub fn session_key(platform: &str, message: &Incoming, config: &MessagingConfig) -> String {
+    let chat = &message.chat;
+    let ns = "agent:main";
+    if chat.kind == ChatKind::Dm {
+        let id = if chat.id.is_empty() {
+            &message.sender.id
+        } else {
+            &chat.id
+        };
+        return match &chat.thread_id {
+            Some(thread) => format!("{ns}:{platform}:dm:{id}:{thread}"),
+            None => format!("{ns}:{platform}:dm:{id}"),
+        };
+    }
+    let mut parts = vec![
+        ns.to_owned(),
+        platform.to_owned(),
+        chat.kind.as_str().to_owned(),
+    ];
+    if !chat.id.is_empty() {
+        parts.push(chat.id.clone());
+    }
+    if let Some(thread) = &chat.thread_id {
+        parts.push(thread.clone());
+    }
+    let isolate = config.group_sessions_per_user
+        && !(chat.thread_id.is_some() && !config.thread_sessions_per_user);
+    if isolate && !message.sender.id.is_empty() {
+        parts.push(message.sender.id.clone());
+    }
+    parts.join(":")
+}
+
+/// The adapter for a configured platform.
+fn adapter_for(
+    settings: &PlatformSettings,
+    http: reqwest::Client,
+    home: &std::path::Path,
+) -> Result<Arc<dyn Adapter>, String> {
+    Ok(match settings.name {
+        "telegram" => Arc::new(telegram::Telegram::new(settings, http, home)),
+        other => return Err(format!("unknown platform {other}")),
+    })
+}
+
+/// The messaging side of a gateway, ready to run.
+pub struct Messaging {
+    hub: Arc<Hub>,
+    platforms: Vec<(Arc<dyn Adapter>, Arc<PlatformSettings>)>,
+}
+
+impl std::fmt::Debug for Messaging {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Messaging").finish_non_exhaustive()
+    }
+}
+
+impl Messaging {
+    /// Sets up every configured platform; `None` when none is.
+    pub fn new(
+        manager: SessionManager,
+        config: MessagingConfig,
+        cwd: PathBuf,
+        log: LogFn,
+    ) -> Result<Option<Self>, String> {
+        if config.platforms.is_empty() {
+            return Ok(None);
+        }
+        let home = manager.services().setup().home.root().to_path_buf();
+        let inbox = Inbox::open(&home.join("gateway/inbox.db")).map_err(|e| e.to_string())?;
+        let http = hermes_llm::SharedHttp::new(Duration::from_secs(10))
+            .map_err(|e| e.to_string())?
+            .client();
+        let mut platforms = Vec::new();
+        for settings in &config.platforms {
+            let adapter = adapter_for(settings, http.clone(), &home)?;
+            platforms.push((adapter, Arc::new(settings.clone())));
+        }
+        let hub = Hub {
+            manager,
+            inbox,
+            pairing: PairingStore::new(&home),
+            config,
+            cwd,
+            home,
+            log,
+            connected: Mutex::new(Vec::new()),
+            homes: Mutex::new(HashMap::new()),
+            presses: Mutex::new(HashMap::new()),
+            next_press: AtomicU64::new(0),
+        };
+        Ok(Some(Self {
+            hub: Arc::new(hub),
+            platforms,
+        }))
+    }
+
+    /// The platforms it serves.
+    pub fn platform_names(&self) -> Vec<&'static str> {
+        self.platforms.iter().map(|(a, _)| a.name()).collect()
+    }
+
+    /// Sends `text` to a platform's chat (cron deliveries); `chat` `None`
+    /// means the platform's home channel.
+    pub fn sender(&self) -> Deliverer {
+        Deliverer {
+            hub: self.hub.clone(),
+            platforms: self.platforms.clone(),
+        }
+    }
+
+    /// Serves every platform until `stop`, then lets running turns finish
+    /// (up to [`DRAIN_TIMEOUT`]).
+    pub async fn run(self, stop: CancellationToken) {
+        let mut tasks = Vec::new();
+        for (adapter, settings) in self.platforms {
+            let hub = self.hub.clone();
+            let stop = stop.clone();
+            tasks.push(tokio::spawn(platform_loop(hub, adapter, settings, stop)));
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Sends messages to platforms from outside a chat (cron deliveries).
+#[derive(Clone)]
+pub struct Deliverer {
+    hub: Arc<Hub>,
+    platforms: Vec<(Arc<dyn Adapter>, Arc<PlatformSettings>)>,
+}
+
+impl std::fmt::Debug for Deliverer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deliverer").finish_non_exhaustive()
+    }
+}
+
+impl Deliverer {
+    /// Sends `text` to `platform`'s `chat_id`, or its home channel.
+    pub async fn deliver(
+        &self,
+        platform: &str,
+        chat_id: Option<&str>,
+        text: &str,
+    ) -> Result<(), String> {
+        let Some((adapter, settings)) = self.platforms.iter().find(|(a, _)| a.name() == platform)
+        else {
+            return Err(format!("platform {platform} is not connected"));
+        };
+        let remembered = self
+            .hub
+            .homes
+            .lock()
+            .ok()
+            .and_then(|h| h.get(platform).cloned());
+        let chat = match (chat_id, remembered) {
+            (Some(id), _) => ChatRef {
+                id: id.to_owned(),
+                kind: ChatKind::Dm,
+                thread_id: None,
+                name: None,
+            },
+            (None, Some(home)) => home,
+            (None, None) => ChatRef {
+                id: settings.home_channel.clone().ok_or_else(|| {
+                    format!(
+                        "no home channel for {platform}: send /sethome in the chat, or set {}_HOME_CHANNEL",
+                        platform.to_ascii_uppercase()
+                    )
+                })?,
+                kind: ChatKind::Dm,
+                thread_id: None,
+                name: None,
+            },
+        };
+        stream::send_long(adapter.as_ref(), &chat, text)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The chats of one platform and their tasks.
+struct Router {
+    hub: Arc<Hub>,
+    adapter: Arc<dyn Adapter>,
+    settings: Arc<PlatformSettings>,
+    chats: HashMap<String, (mpsc::UnboundedSender<ChatInput>, JoinHandle<()>)>,
+}
+
+impl Router {
+    fn dispatch(&mut self, message: Incoming, replayed: bool) {
+        let name = self.adapter.name();
+        if !self
+            .settings
+            .access
+            .allows(name, &message, &self.hub.pairing)
+        {
+            if message.chat.kind == ChatKind::Dm
+                && message.button_press.is_none()
+                && self.settings.access.stranger_dm() == StrangerDm::Pair
+            {
+                self.offer_pairing(&message);
+            } else {
+                self.hub.log(&format!(
+                    "Unauthorized user: {} ({}) on {name}",
+                    message.sender.id, message.sender.name
+                ));
+            }
+            let _ = self.hub.inbox.done(name, &message.key);
+            return;
+        }
+        if message.chat.kind != ChatKind::Dm
+            && self.settings.require_mention
+            && !message.addressed
+            && message.button_press.is_none()
+        {
+            let _ = self.hub.inbox.done(name, &message.key);
+            return;
+        }
+        let key = match &message.button_press {
+            Some(_) => self
+                .hub
+                .press_route(&message.text)
+                .unwrap_or_else(|| session_key(name, &message, &self.hub.config)),
+            None => session_key(name, &message, &self.hub.config),
+        };
+        let input = ChatInput { message, replayed };
+        let input = match self.chats.get(&key) {
+            Some((tx, _)) => match tx.send(input) {
+                Ok(()) => return,
+                Err(returned) => returned.0,
+            },
+            None => input,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let worker = ChatWorker {
+            hub: self.hub.clone(),
+            adapter: self.adapter.clone(),
+            settings: self.settings.clone(),
+            key: key.clone(),
+            chat: input.message.chat.clone(),
+            conv: None,
+            turn: None,
+            queue: Default::default(),
+            approvals: Vec::new(),
+            clarify: None,
+            last_busy_ack: None,
+            typing_ok: true,
+        };
+        let _ = tx.send(input);
+        let task = tokio::spawn(worker.run(rx));
+        self.chats.insert(key, (tx, task));
+    }
+
+    fn offer_pairing(&self, message: &Incoming) {
+        let name = self.adapter.name();
+        let pairing = &self.hub.pairing;
+        if pairing.is_rate_limited(name, &message.sender.id) {
+            return;
+        }
+        let reply = match pairing.issue_code(name, &message.sender.id, &message.sender.name) {
+            Ok(Some(code)) => pairing::code_message(name, &code),
+            Ok(None) => {
+                let _ = pairing.note_request(name, &message.sender.id);
+                pairing::TOO_MANY.to_owned()
+            }
+            Err(e) => {
+                self.hub.log(&format!(
+                    "pairing: cannot write {}: {e}",
+                    pairing.dir().display()
+                ));
+                return;
+            }
+        };
+        self.hub.log(&format!(
+            "{name}: pairing code sent to {} ({})",
+            message.sender.id, message.sender.name
+        ));
+        let adapter = self.adapter.clone();
+        let chat = message.chat.clone();
+        tokio::spawn(async move {
+            let _ = adapter.send(&chat, &Outgoing::markdown(reply)).await;
+        });
+    }
+
+    /// Stops taking messages and waits for the chats' running turns.
+    async fn drain(self) {
+        let tasks: Vec<JoinHandle<()>> = self.chats.into_values().map(|(_, task)| task).collect();
+        let all = futures_util::future::join_all(tasks);
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, all).await;
+    }
+}
+
+/// Backoff after the n-th failure in a row: 1, 2, 4 … 60 s.
+fn backoff(failures: u32) -> Duration {
+    Duration::from_secs((1u64 << failures.min(6)).min(60))
+}
+
+async fn platform_loop(
+    hub: Arc<Hub>,
+    adapter: Arc<dyn Adapter>,
+    settings: Arc<PlatformSettings>,
+    stop: CancellationToken,
+) {
+    let name = adapter.name();
+    let mut failures = 0;
+    let identity = loop {
+        let attempt = tokio::select! {
+            _ = stop.cancelled() => return,
+            r = adapter.connect() => r,
+        };
+        match attempt {
+            Ok(identity) => break identity,
+            Err(e) => {
+                failures += 1;
+                hub.log(&format!(
+                    "{name}: cannot connect ({e}); retrying in {}s",
+                    backoff(failures).as_secs()
+                ));
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(backoff(failures)) => {}
+                }
+            }
+        }
+    };
+    hub.log(&format!("{name}: connected as @{}", identity.username));
+    if let Ok(mut connected) = hub.connected.lock() {
+        connected.push(name);
+    }
+    let mut router = Router {
+        hub: hub.clone(),
+        adapter: adapter.clone(),
+        settings,
+        chats: HashMap::new(),
+    };
+    // What was taken before a restart but never answered goes first.
+    match hub.inbox.pending(name) {
+        Ok(pending) => {
+            for message in pending {
+                router.dispatch(message, true);
+            }
+        }
+        Err(e) => hub.log(&format!("{name}: {e}")),
+    }
+    let mut cursor = hub.inbox.cursor(name).ok().flatten();
+    failures = 0;
+    loop {
+        let received = tokio::select! {
+            _ = stop.cancelled() => break,
+            r = adapter.receive(cursor.as_deref()) => r,
+        };
+        match received {
+            Ok(batch) => {
+                failures = 0;
+                let fresh = match hub
+                    .inbox
+                    .accept(name, batch.messages, batch.cursor.as_deref())
+                {
+                    Ok(fresh) => fresh,
+                    Err(e) => {
+                        hub.log(&format!("{name}: {e}"));
+                        continue;
+                    }
+                };
+                if batch.cursor.is_some() {
+                    cursor = batch.cursor;
+                }
+                for message in fresh {
+                    router.dispatch(message, false);
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                let wait = backoff(failures);
+                hub.log(&format!(
+                    "{name}: receiving failed ({e}); retrying in {}s",
+                    wait.as_secs()
+                ));
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+    router.drain().await;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::messaging::platform::Sender;
+
+    fn message(kind: ChatKind, chat: &str, thread: Option<&str>) -> Incoming {
+        Incoming {
+            key: "1".into(),
+            chat: ChatRef {
+                id: chat.into(),
+                kind,
+                thread_id: thread.map(str::to_owned),
+                name: None,
+            },
+            sender: Sender {
+                id: "55".into(),
+                name: "Ann".into(),
+            },
+            text: "hi".into(),
+            addressed: false,
+            button_press: None,
+            attachments: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn session_keys_follow_the_reference() {
+        let cfg = MessagingConfig::read(&serde_json::json!({}), &|_| None);
+        assert_eq!(
+            session_key("telegram", &message(ChatKind::Dm, "42", None), &cfg),
+            "agent:main:telegram:dm:42"
+        );
+        assert_eq!(
+            session_key("telegram", &message(ChatKind::Group, "-100123", None), &cfg),
+            "agent:main:telegram:group:-100123:55"
+        );
+        assert_eq!(
+            session_key(
+                "slack",
+                &message(ChatKind::Group, "C01", Some("1712.3456")),
+                &cfg
+            ),
+            "agent:main:slack:group:C01:1712.3456"
+        );
+    }
+}
