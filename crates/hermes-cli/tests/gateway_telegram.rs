@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use hermes_mock::Reply;
 use serde_json::json;
-use support::telegram::{Emulator, TelegramGateway, configure};
+use support::telegram::{Emulator, ChatGateway, configure};
 use support::*;
 
 const ANN: i64 = 4242;
@@ -46,7 +46,7 @@ fn a_message_gets_a_streamed_answer_after_a_tool_call() {
         "The command printed **from-the-tool**, and that is the whole story of this little run.";
     sb.mock
         .push(Reply::text(answer).with_chunk_delay(Duration::from_millis(40)));
-    let gw = TelegramGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
+    let gw = ChatGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
     tg.user_says(ANN, "run echo for me");
     let done = tg.wait_for(ANN, "with the final answer", |t| {
         t.contains("whole story of this little run")
@@ -98,7 +98,7 @@ fn an_unknown_user_pairs_with_a_code_the_owner_approves() {
     let sb = Sandbox::start();
     configure(&sb, &tg, "");
     sb.mock.push(Reply::text("Hello, paired friend."));
-    let _gw = TelegramGateway::start(&sb, &[]);
+    let _gw = ChatGateway::start(&sb, &[]);
     let stranger = 7777;
     tg.user_says(stranger, "hello?");
     let offer = tg.wait_for(stranger, "with a pairing code", |t| {
@@ -185,7 +185,7 @@ fn dangerous_commands_are_approved_with_a_button_and_denied_with_a_command() {
         ),
         Reply::text("Understood, I left it alone."),
     ]);
-    let _gw = TelegramGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
+    let _gw = ChatGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
     tg.user_says(ANN, "clean up victim");
     let ask = tg.wait_for(ANN, "asking for approval", |t| {
         t.contains("Command Approval Required")
@@ -255,7 +255,7 @@ fn stop_interrupts_a_running_tool() {
         Reply::text("after stop"),
         Reply::text("Fresh answer."),
     ]);
-    let _gw = TelegramGateway::start(&sb, &[("GATEWAY_ALLOW_ALL_USERS", "true")]);
+    let _gw = ChatGateway::start(&sb, &[("GATEWAY_ALLOW_ALL_USERS", "true")]);
     tg.user_says(ANN, "sleep a minute");
     // Wait for the tool to start (the model was asked once).
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -287,7 +287,7 @@ fn a_gateway_killed_between_messages_answers_the_next_one_exactly_once() {
     sb.mock
         .push(Reply::text("First answer: noted the colour blue."));
     let env = [("TELEGRAM_ALLOWED_USERS", "4242")];
-    let mut gw = TelegramGateway::start(&sb, &env);
+    let mut gw = ChatGateway::start(&sb, &env);
     tg.user_says(ANN, "remember: my colour is blue");
     tg.wait_for(ANN, "to the first message", |t| t.contains("First answer"));
     // kill -9: no drain, no goodbye.
@@ -296,7 +296,7 @@ fn a_gateway_killed_between_messages_answers_the_next_one_exactly_once() {
     tg.user_says(ANN, "what is my colour?");
     std::thread::sleep(Duration::from_millis(300));
     sb.mock.push(Reply::text("Second answer: blue."));
-    let gw2 = TelegramGateway::start(&sb, &env);
+    let gw2 = ChatGateway::start(&sb, &env);
     tg.wait_for(ANN, "to the second message", |t| {
         t.contains("Second answer")
     });

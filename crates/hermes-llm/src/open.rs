@@ -87,6 +87,16 @@ impl SharedHttp {
         Ok(Self { client })
     }
 
+    /// TLS settings for other connections of the process (WebSockets): the
+    /// system's roots, HTTP/1.1 only.
+    pub fn websocket_tls() -> Result<rustls::ClientConfig, LlmError> {
+        install_crypto_provider();
+        let mut config = crate::tls::client_config()
+            .map_err(|e| LlmError::Config(format!("cannot set up TLS: {e}")))?;
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(config)
+    }
+
     /// The client itself, for other HTTP work of the process (messaging platforms).
     pub fn client(&self) -> reqwest::Client {
         self.client.clone()

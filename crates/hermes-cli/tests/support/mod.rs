@@ -12,6 +12,7 @@ use hermes_mock::MockServer;
 pub mod gateway;
 pub mod pty;
 pub mod telegram;
+pub mod discord;
 use serde_json::Value;
 
 /// An isolated home + workdir + mock server.

@@ -143,36 +143,42 @@ impl Emulator {
     }
 }
 
-/// `hermes gateway run` with Telegram on the emulator; stderr goes to
-/// `gateway.log` in the home. Killed (SIGKILL) on drop unless stopped first.
-pub struct TelegramGateway {
+/// `hermes gateway run` on a chat platform; stderr goes to `gateway.log` in
+/// the home. Killed (SIGKILL) on drop unless stopped first.
+pub struct ChatGateway {
     pub child: Child,
     log: PathBuf,
 }
 
-impl Drop for TelegramGateway {
+impl Drop for ChatGateway {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
-impl TelegramGateway {
-    /// Starts the gateway with `env` and waits until it has connected.
+impl ChatGateway {
+    /// Starts the gateway for Telegram with `env` and waits until it has connected.
     pub fn start(sb: &Sandbox, env: &[(&str, &str)]) -> Self {
+        let mut all = vec![("TELEGRAM_BOT_TOKEN", TOKEN)];
+        all.extend_from_slice(env);
+        Self::start_with(sb, &all, "connected as @TestNameBot")
+    }
+
+    /// Starts the gateway with `env` and waits until its log says `ready`.
+    pub fn start_with(sb: &Sandbox, env: &[(&str, &str)], ready: &str) -> Self {
         let log = sb.home.path().join("gateway.log");
         let file = std::fs::File::create(&log).unwrap();
         let child = sb
             .command()
             .args(["gateway", "run"])
-            .env("TELEGRAM_BOT_TOKEN", TOKEN)
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(file)
             .spawn()
             .unwrap();
         let gw = Self { child, log };
-        gw.wait_log("connected as @TestNameBot");
+        gw.wait_log(ready);
         gw
     }
 

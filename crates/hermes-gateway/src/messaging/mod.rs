@@ -7,6 +7,7 @@ pub mod access;
 mod chat;
 mod commands;
 pub mod config;
+pub mod discord;
 pub mod format;
 pub mod inbox;
 pub mod pairing;
@@ -135,6 +136,7 @@ fn adapter_for(
 ) -> Result<Arc<dyn Adapter>, String> {
     Ok(match settings.name {
         "telegram" => Arc::new(telegram::Telegram::new(settings, http, home)),
+        "discord" => Arc::new(discord::Discord::new(settings, http)),
         other => return Err(format!("unknown platform {other}")),
     })
 }

@@ -1,0 +1,106 @@
+//! The messaging gateway on Discord, against a fake Discord of our own (no
+//! emulator exists): the gateway WebSocket handshake and events, REST for
+//! answers, buttons as message components.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use hermes_mock::Reply;
+use serde_json::json;
+use support::discord::{BOT_ID, FakeDiscord, TOKEN};
+use support::telegram::ChatGateway;
+use support::*;
+
+const DM: &str = "dm-channel-1";
+
+fn start(sb: &Sandbox, discord: &FakeDiscord, env: &[(&str, &str)]) -> ChatGateway {
+    sb.no_retries();
+    sb.add_config(&discord.config());
+    let mut all = vec![("DISCORD_BOT_TOKEN", TOKEN)];
+    all.extend_from_slice(env);
+    let gw = ChatGateway::start_with(sb, &all, "discord: connected as @hermes-test");
+    discord.wait_identified();
+    gw
+}
+
+#[test]
+fn a_dm_gets_an_answer_with_tool_progress_and_a_button_approval() {
+    let discord = FakeDiscord::start();
+    let sb = Sandbox::start();
+    let doomed = sb.work_path("doomed");
+    std::fs::create_dir_all(doomed.join("x")).unwrap();
+    sb.mock.push_all([
+        Reply::tool_call("c1", "terminal", &json!({"command": "echo discord-tool"}).to_string()),
+        Reply::text("The tool said discord-tool."),
+        Reply::tool_call("c2", "terminal", &json!({"command": format!("rm -rf {}", doomed.display())}).to_string()),
+        Reply::text("Deleted, as approved."),
+    ]);
+    let _gw = start(&sb, &discord, &[("DISCORD_ALLOWED_USERS", "42")]);
+    discord.user_says(DM, "42", "run the echo", None);
+    discord.wait_for(DM, "with the answer", |t| t.contains("The tool said discord-tool."));
+    // Discord shows tool progress by default.
+    discord.wait_for(DM, "with progress", |t| t.contains("terminal: \"echo discord-tool\""));
+    discord.user_says(DM, "42", "now delete doomed", None);
+    let ask = discord.wait_for(DM, "asking", |t| t.contains("Command Approval Required"));
+    let buttons = ask["components"][0]["components"].as_array().unwrap().clone();
+    assert_eq!(buttons.len(), 4);
+    assert!(doomed.exists());
+    discord.press(DM, "42", buttons[0]["custom_id"].as_str().unwrap());
+    discord.wait_for(DM, "after approval", |t| t.contains("Deleted, as approved."));
+    assert!(!doomed.exists());
+    assert!(discord.callbacks() >= 1, "the button press was acknowledged");
+    let asked = discord.messages(DM).into_iter().find(|m| m["id"] == ask["id"]).unwrap();
+    assert!(asked["content"].as_str().unwrap().contains("Approved once by user42"), "{asked}");
+}
+
+#[test]
+fn guild_channels_need_a_mention_and_strangers_pair_in_dms() {
+    let discord = FakeDiscord::start();
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("Mentioned, so I answer."));
+    let _gw = start(&sb, &discord, &[("DISCORD_ALLOWED_USERS", "42")]);
+    discord.user_says("general", "42", "talking among ourselves", Some("guild-1"));
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(discord.messages("general").is_empty());
+    assert!(sb.mock.chat_requests().is_empty());
+    discord.user_says("general", "42", &format!("<@{BOT_ID}> are you there?"), Some("guild-1"));
+    discord.wait_for("general", "to the mention", |t| t.contains("Mentioned, so I answer."));
+    let asked = sb.mock.chat_requests()[0].to_string();
+    assert!(asked.contains("are you there?") && !asked.contains(&format!("<@{BOT_ID}>")), "the mention is stripped");
+    // An allowlist is set, so a stranger's DM is ignored (the reference's default).
+    discord.user_says("dm-stranger", "77", "hi", None);
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(discord.messages("dm-stranger").is_empty());
+}
+
+#[test]
+fn without_an_allowlist_a_stranger_gets_a_pairing_code_and_stop_works() {
+    let discord = FakeDiscord::start();
+    let sb = Sandbox::start();
+    sb.mock.push_all([
+        Reply::tool_call("c1", "terminal", &json!({"command": "sleep 60", "timeout": 120}).to_string()),
+        Reply::text("stopped early"),
+    ]);
+    let _gw = start(&sb, &discord, &[]);
+    discord.user_says("dm-9", "9", "hello", None);
+    let offer = discord.wait_for("dm-9", "with a code", |t| t.contains("pairing code"));
+    let text = offer["content"].as_str().unwrap();
+    let code = text.split("approve discord ").nth(1).unwrap().trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    let approved = sb.command().args(["pairing", "approve", "discord", code]).output().unwrap();
+    assert!(stdout(&approved).contains("Approved!"), "{}", stdout(&approved));
+    discord.user_says("dm-9", "9", "sleep please", None);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sb.mock.chat_requests().is_empty() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    let started = Instant::now();
+    discord.user_says("dm-9", "9", "/stop", None);
+    discord.wait_for("dm-9", "confirming", |t| t.contains("⚡ Stopped"));
+    discord.user_says("dm-9", "9", "still there?", None);
+    discord.wait_for("dm-9", "to the next message", |t| t.contains("stopped early"));
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
