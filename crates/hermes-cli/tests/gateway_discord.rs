@@ -32,27 +32,57 @@ fn a_dm_gets_an_answer_with_tool_progress_and_a_button_approval() {
     let doomed = sb.work_path("doomed");
     std::fs::create_dir_all(doomed.join("x")).unwrap();
     sb.mock.push_all([
-        Reply::tool_call("c1", "terminal", &json!({"command": "echo discord-tool"}).to_string()),
+        Reply::tool_call(
+            "c1",
+            "terminal",
+            &json!({"command": "echo discord-tool"}).to_string(),
+        ),
         Reply::text("The tool said discord-tool."),
-        Reply::tool_call("c2", "terminal", &json!({"command": format!("rm -rf {}", doomed.display())}).to_string()),
+        Reply::tool_call(
+            "c2",
+            "terminal",
+            &json!({"command": format!("rm -rf {}", doomed.display())}).to_string(),
+        ),
         Reply::text("Deleted, as approved."),
     ]);
     let _gw = start(&sb, &discord, &[("DISCORD_ALLOWED_USERS", "42")]);
     discord.user_says(DM, "42", "run the echo", None);
-    discord.wait_for(DM, "with the answer", |t| t.contains("The tool said discord-tool."));
+    discord.wait_for(DM, "with the answer", |t| {
+        t.contains("The tool said discord-tool.")
+    });
     // Discord shows tool progress by default.
-    discord.wait_for(DM, "with progress", |t| t.contains("terminal: \"echo discord-tool\""));
+    discord.wait_for(DM, "with progress", |t| {
+        t.contains("terminal: \"echo discord-tool\"")
+    });
     discord.user_says(DM, "42", "now delete doomed", None);
     let ask = discord.wait_for(DM, "asking", |t| t.contains("Command Approval Required"));
-    let buttons = ask["components"][0]["components"].as_array().unwrap().clone();
+    let buttons = ask["components"][0]["components"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(buttons.len(), 4);
     assert!(doomed.exists());
     discord.press(DM, "42", buttons[0]["custom_id"].as_str().unwrap());
-    discord.wait_for(DM, "after approval", |t| t.contains("Deleted, as approved."));
+    discord.wait_for(DM, "after approval", |t| {
+        t.contains("Deleted, as approved.")
+    });
     assert!(!doomed.exists());
-    assert!(discord.callbacks() >= 1, "the button press was acknowledged");
-    let asked = discord.messages(DM).into_iter().find(|m| m["id"] == ask["id"]).unwrap();
-    assert!(asked["content"].as_str().unwrap().contains("Approved once by user42"), "{asked}");
+    assert!(
+        discord.callbacks() >= 1,
+        "the button press was acknowledged"
+    );
+    let asked = discord
+        .messages(DM)
+        .into_iter()
+        .find(|m| m["id"] == ask["id"])
+        .unwrap();
+    assert!(
+        asked["content"]
+            .as_str()
+            .unwrap()
+            .contains("Approved once by user42"),
+        "{asked}"
+    );
 }
 
 #[test]
@@ -65,10 +95,20 @@ fn guild_channels_need_a_mention_and_strangers_pair_in_dms() {
     std::thread::sleep(Duration::from_millis(600));
     assert!(discord.messages("general").is_empty());
     assert!(sb.mock.chat_requests().is_empty());
-    discord.user_says("general", "42", &format!("<@{BOT_ID}> are you there?"), Some("guild-1"));
-    discord.wait_for("general", "to the mention", |t| t.contains("Mentioned, so I answer."));
+    discord.user_says(
+        "general",
+        "42",
+        &format!("<@{BOT_ID}> are you there?"),
+        Some("guild-1"),
+    );
+    discord.wait_for("general", "to the mention", |t| {
+        t.contains("Mentioned, so I answer.")
+    });
     let asked = sb.mock.chat_requests()[0].to_string();
-    assert!(asked.contains("are you there?") && !asked.contains(&format!("<@{BOT_ID}>")), "the mention is stripped");
+    assert!(
+        asked.contains("are you there?") && !asked.contains(&format!("<@{BOT_ID}>")),
+        "the mention is stripped"
+    );
     // An allowlist is set, so a stranger's DM is ignored (the reference's default).
     discord.user_says("dm-stranger", "77", "hi", None);
     std::thread::sleep(Duration::from_millis(600));
@@ -80,16 +120,32 @@ fn without_an_allowlist_a_stranger_gets_a_pairing_code_and_stop_works() {
     let discord = FakeDiscord::start();
     let sb = Sandbox::start();
     sb.mock.push_all([
-        Reply::tool_call("c1", "terminal", &json!({"command": "sleep 60", "timeout": 120}).to_string()),
+        Reply::tool_call(
+            "c1",
+            "terminal",
+            &json!({"command": "sleep 60", "timeout": 120}).to_string(),
+        ),
         Reply::text("stopped early"),
     ]);
     let _gw = start(&sb, &discord, &[]);
     discord.user_says("dm-9", "9", "hello", None);
     let offer = discord.wait_for("dm-9", "with a code", |t| t.contains("pairing code"));
     let text = offer["content"].as_str().unwrap();
-    let code = text.split("approve discord ").nth(1).unwrap().trim_matches(|c: char| !c.is_ascii_alphanumeric());
-    let approved = sb.command().args(["pairing", "approve", "discord", code]).output().unwrap();
-    assert!(stdout(&approved).contains("Approved!"), "{}", stdout(&approved));
+    let code = text
+        .split("approve discord ")
+        .nth(1)
+        .unwrap()
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    let approved = sb
+        .command()
+        .args(["pairing", "approve", "discord", code])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&approved).contains("Approved!"),
+        "{}",
+        stdout(&approved)
+    );
     discord.user_says("dm-9", "9", "sleep please", None);
     let deadline = Instant::now() + Duration::from_secs(20);
     while sb.mock.chat_requests().is_empty() {
@@ -101,6 +157,8 @@ fn without_an_allowlist_a_stranger_gets_a_pairing_code_and_stop_works() {
     discord.user_says("dm-9", "9", "/stop", None);
     discord.wait_for("dm-9", "confirming", |t| t.contains("⚡ Stopped"));
     discord.user_says("dm-9", "9", "still there?", None);
-    discord.wait_for("dm-9", "to the next message", |t| t.contains("stopped early"));
+    discord.wait_for("dm-9", "to the next message", |t| {
+        t.contains("stopped early")
+    });
     assert!(started.elapsed() < Duration::from_secs(20));
 }

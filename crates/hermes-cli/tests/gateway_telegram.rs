@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use hermes_mock::Reply;
 use serde_json::json;
-use support::telegram::{Emulator, ChatGateway, configure};
+use support::telegram::{ChatGateway, Emulator, configure};
 use support::*;
 
 const ANN: i64 = 4242;

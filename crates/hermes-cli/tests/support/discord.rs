@@ -34,7 +34,11 @@ pub struct FakeDiscord {
 }
 
 fn http_reply(stream: &mut TcpStream, status: u16, body: &Value) {
-    let text = if body.is_null() { String::new() } else { body.to_string() };
+    let text = if body.is_null() {
+        String::new()
+    } else {
+        body.to_string()
+    };
     let _ = write!(
         stream,
         "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
@@ -49,7 +53,10 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
         return;
     }
     let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next().unwrap_or("").to_owned(), parts.next().unwrap_or("").to_owned());
+    let (method, path) = (
+        parts.next().unwrap_or("").to_owned(),
+        parts.next().unwrap_or("").to_owned(),
+    );
     let mut length = 0;
     let mut authorized = false;
     loop {
@@ -61,7 +68,9 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
         if let Some(v) = lower.strip_prefix("content-length:") {
             length = v.trim().parse().unwrap_or(0);
         }
-        if header.trim() == format!("Authorization: Bot {TOKEN}") || lower.trim() == format!("authorization: bot {}", TOKEN.to_ascii_lowercase()) {
+        if header.trim() == format!("Authorization: Bot {TOKEN}")
+            || lower.trim() == format!("authorization: bot {}", TOKEN.to_ascii_lowercase())
+        {
             authorized = true;
         }
     }
@@ -69,16 +78,26 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
     let _ = reader.read_exact(&mut body);
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if !authorized {
-        return http_reply(&mut stream, 401, &json!({"message": "401: Unauthorized", "code": 0}));
+        return http_reply(
+            &mut stream,
+            401,
+            &json!({"message": "401: Unauthorized", "code": 0}),
+        );
     }
     let path = path.strip_prefix("/api/v10").unwrap_or(&path);
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let mut st = state.lock().unwrap();
     match (method.as_str(), segments.as_slice()) {
-        ("GET", ["users", "@me"]) => http_reply(&mut stream, 200, &json!({"id": BOT_ID, "username": "hermes-test"})),
-        ("GET", ["gateway", "bot"]) => {
-            http_reply(&mut stream, 200, &json!({"url": format!("ws://127.0.0.1:{ws_port}")}))
-        }
+        ("GET", ["users", "@me"]) => http_reply(
+            &mut stream,
+            200,
+            &json!({"id": BOT_ID, "username": "hermes-test"}),
+        ),
+        ("GET", ["gateway", "bot"]) => http_reply(
+            &mut stream,
+            200,
+            &json!({"url": format!("ws://127.0.0.1:{ws_port}")}),
+        ),
         ("POST", ["channels", channel, "messages"]) => {
             st.next_id += 1;
             let id = format!("m{}", st.next_id);
@@ -97,16 +116,24 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
             st.callbacks += 1;
             http_reply(&mut stream, 204, &Value::Null);
         }
-        _ => http_reply(&mut stream, 404, &json!({"message": "404: Not Found", "code": 0})),
+        _ => http_reply(
+            &mut stream,
+            404,
+            &json!({"message": "404: Not Found", "code": 0}),
+        ),
     }
 }
 
 fn serve_ws(stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
-    stream.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
     let Ok(mut ws) = tungstenite::accept(stream) else {
         return;
     };
-    let _ = ws.send(Message::text(json!({"op": 10, "d": {"heartbeat_interval": 1000}}).to_string()));
+    let _ = ws.send(Message::text(
+        json!({"op": 10, "d": {"heartbeat_interval": 1000}}).to_string(),
+    ));
     let mut seq = 0;
     loop {
         match ws.read() {
@@ -134,7 +161,10 @@ fn serve_ws(stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
             Ok(Message::Close(_)) => return,
             Ok(_) => {}
             Err(tungstenite::Error::Io(e))
-                if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => return,
         }
         let events: Vec<Value> = std::mem::take(&mut state.lock().unwrap().outbox);
@@ -155,7 +185,10 @@ impl FakeDiscord {
         let state = Arc::new(Mutex::new(State::default()));
         let rest = TcpListener::bind("127.0.0.1:0").unwrap();
         let ws = TcpListener::bind("127.0.0.1:0").unwrap();
-        let (rest_port, ws_port) = (rest.local_addr().unwrap().port(), ws.local_addr().unwrap().port());
+        let (rest_port, ws_port) = (
+            rest.local_addr().unwrap().port(),
+            ws.local_addr().unwrap().port(),
+        );
         let s = state.clone();
         std::thread::spawn(move || {
             for stream in rest.incoming().flatten() {
@@ -170,7 +203,11 @@ impl FakeDiscord {
                 std::thread::spawn(move || serve_ws(stream, &s, ws_port));
             }
         });
-        Self { state, rest_port, ws_port }
+        Self {
+            state,
+            rest_port,
+            ws_port,
+        }
     }
 
     /// config.yaml lines pointing the gateway here.
@@ -202,7 +239,8 @@ impl FakeDiscord {
                 d["mentions"] = json!([{"id": BOT_ID}]);
             }
         }
-        st.outbox.push(json!({"op": 0, "t": "MESSAGE_CREATE", "d": d}));
+        st.outbox
+            .push(json!({"op": 0, "t": "MESSAGE_CREATE", "d": d}));
     }
 
     /// A person presses the button `custom_id` under a bot message.
@@ -211,13 +249,18 @@ impl FakeDiscord {
         st.next_id += 1;
         let d = json!({"id": format!("i{}", st.next_id), "token": "itoken", "type": 3, "channel_id": channel,
             "user": {"id": user, "username": format!("user{user}")}, "data": {"custom_id": custom_id, "component_type": 2}});
-        st.outbox.push(json!({"op": 0, "t": "INTERACTION_CREATE", "d": d}));
+        st.outbox
+            .push(json!({"op": 0, "t": "INTERACTION_CREATE", "d": d}));
     }
 
     /// The bot's messages in `channel`, as they read now.
     pub fn messages(&self, channel: &str) -> Vec<Value> {
         let st = self.state.lock().unwrap();
-        st.messages.iter().filter(|m| m["channel_id"] == channel).cloned().collect()
+        st.messages
+            .iter()
+            .filter(|m| m["channel_id"] == channel)
+            .cloned()
+            .collect()
     }
 
     /// Interaction callbacks answered.
@@ -229,13 +272,20 @@ impl FakeDiscord {
     pub fn wait_for(&self, channel: &str, what: &str, want: impl Fn(&str) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Some(m) = self.messages(channel).into_iter().find(|m| want(m["content"].as_str().unwrap_or(""))) {
+            if let Some(m) = self
+                .messages(channel)
+                .into_iter()
+                .find(|m| want(m["content"].as_str().unwrap_or("")))
+            {
                 return m;
             }
             assert!(
                 Instant::now() < deadline,
                 "no bot message {what} in {channel}; got {:#?}",
-                self.messages(channel).iter().map(|m| m["content"].clone()).collect::<Vec<_>>()
+                self.messages(channel)
+                    .iter()
+                    .map(|m| m["content"].clone())
+                    .collect::<Vec<_>>()
             );
             std::thread::sleep(Duration::from_millis(30));
         }

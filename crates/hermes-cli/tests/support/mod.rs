@@ -9,10 +9,11 @@ use std::process::{Command, Output};
 
 use hermes_mock::MockServer;
 
+pub mod discord;
 pub mod gateway;
 pub mod pty;
+pub mod slack;
 pub mod telegram;
-pub mod discord;
 use serde_json::Value;
 
 /// An isolated home + workdir + mock server.

@@ -14,7 +14,8 @@ use tokio::sync::mpsc;
 
 use super::Hub;
 use super::config::{BusyMode, PlatformSettings};
-use super::platform::{Adapter, Button, ChatRef, Incoming, Outgoing, PlatformError};
+use super::media::{self, OutgoingFile};
+use super::platform::{Adapter, Button, ChatRef, Incoming, Outgoing, PlatformError, Progress};
 use super::stream::{AnswerStream, ProgressBubble};
 
 /// Typing indicators fade after about five seconds on most platforms.
@@ -40,6 +41,8 @@ pub(super) struct Turn {
     pub stream: AnswerStream,
     pub progress: ProgressBubble,
     pub last_typing: Option<Instant>,
+    /// The message that started it, marked when the turn ends.
+    pub origin: Option<Incoming>,
 }
 
 /// A dangerous command waiting for the chat's answer.
@@ -347,6 +350,10 @@ impl ChatWorker {
         match conv.submit(op) {
             Ok(submission) => {
                 self.watch_turn(submission, &message.key);
+                let _ = self.adapter.mark(&message, Progress::Working).await;
+                if let Some(turn) = &mut self.turn {
+                    turn.origin = Some(message);
+                }
                 self.tick().await;
             }
             Err(e) => {
@@ -364,6 +371,7 @@ impl ChatWorker {
             stream: AnswerStream::new(self.hub.config.streaming.enabled),
             progress: ProgressBubble::default(),
             last_typing: None,
+            origin: None,
         });
     }
 
@@ -486,12 +494,20 @@ impl ChatWorker {
             Event::TurnComplete {
                 final_text, reason, ..
             } => {
-                if let Err(e) = turn.stream.finish(adapter, &self.chat, &final_text).await {
+                let (text, files) = media::extract(
+                    &final_text,
+                    self.hub.config.user_home.as_deref(),
+                    &self.hub.home,
+                );
+                if let Err(e) = turn.stream.finish(adapter, &self.chat, &text).await {
                     self.hub.log(&format!(
                         "{}: cannot deliver an answer to {}: {e}",
                         adapter.name(),
                         self.chat.id
                     ));
+                }
+                for file in &files {
+                    self.send_file(file).await;
                 }
                 if reason == TurnEnd::BudgetExhausted && final_text.trim().is_empty() {
                     self.say(
@@ -514,11 +530,38 @@ impl ChatWorker {
         if let Some(error) = error {
             self.say(&format!("⚠️ {error}")).await;
         }
+        if let Some(origin) = &turn.origin {
+            let progress = if error.is_some() {
+                Progress::Failed
+            } else {
+                Progress::Done
+            };
+            let _ = self.adapter.mark(origin, progress).await;
+        }
         for key in &turn.keys {
             self.done(key);
         }
         self.approvals.clear();
         self.clarify = None;
+    }
+
+    /// Sends a file the answer named; where the platform cannot take it,
+    /// says where it is instead.
+    async fn send_file(&self, file: &OutgoingFile) {
+        if let Err(e) = self.adapter.send_file(&self.chat, file, "").await {
+            self.hub.log(&format!(
+                "{}: cannot send {} to {}: {e}",
+                self.adapter.name(),
+                file.path.display(),
+                self.chat.id
+            ));
+            let why = match e {
+                PlatformError::Unsupported(_) => "this platform cannot take it here".to_owned(),
+                other => other.to_string(),
+            };
+            self.say(&format!("📎 {} ({why})", file.path.display()))
+                .await;
+        }
     }
 
     async fn ask_approval(&mut self, request_id: u64, command: String, reason: String) {

@@ -54,12 +54,22 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
     }
     out
+}
+
+/// Whether `name` (without the slash, lower case) is a chat command.
+pub(super) fn is_command(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    HELP.iter().any(|(n, _, _)| *n == name)
+        || matches!(
+            name.as_str(),
+            "reset" | "q" | "set-home" | "commands" | "start"
+        )
 }
 
 impl ChatWorker {
@@ -76,12 +86,7 @@ impl ChatWorker {
             .next()
             .unwrap_or("")
             .to_ascii_lowercase();
-        let known = HELP.iter().any(|(n, _, _)| *n == name)
-            || matches!(
-                name.as_str(),
-                "reset" | "q" | "set-home" | "commands" | "start"
-            );
-        if !known {
+        if !is_command(&name) {
             return None;
         }
         if self.turn.is_some() && !MID_TURN.contains(&name.as_str()) {
@@ -247,11 +252,9 @@ impl ChatWorker {
             return;
         };
         let info = conv.info();
-        let pct = if info.context_length > 0 {
-            info.approx_tokens * 100 / info.context_length
-        } else {
-            0
-        };
+        let pct = (info.approx_tokens * 100)
+            .checked_div(info.context_length)
+            .unwrap_or(0);
         let mut lines = vec![
             "📊 **Hermes Gateway Status**".to_owned(),
             String::new(),

@@ -69,6 +69,14 @@ pub struct PlatformSettings {
     pub home_channel: Option<String>,
     /// Show typing while working (`typing_indicator`).
     pub typing: bool,
+    /// React to the person's message while working and when done
+    /// (`<PLATFORM>_REACTIONS`; on for Slack and Discord, off for Telegram).
+    pub reactions: bool,
+    /// Slack: channel messages are answered in a thread (`reply_in_thread`).
+    pub reply_in_thread: bool,
+    /// Slack: each top-level DM starts its own threaded session
+    /// (`dm_top_level_threads_as_sessions`).
+    pub dm_threads: bool,
 }
 
 /// Everything the messaging side of the gateway needs.
@@ -84,6 +92,8 @@ pub struct MessagingConfig {
     pub group_sessions_per_user: bool,
     /// `thread_sessions_per_user` (default off).
     pub thread_sessions_per_user: bool,
+    /// The user's home directory, for `MEDIA:~/…` paths (`HOME`).
+    pub user_home: Option<std::path::PathBuf>,
 }
 
 /// The platforms this build speaks.
@@ -192,6 +202,15 @@ fn platform(
         home_channel: env_text(&format!("{upper}_HOME_CHANNEL"))
             .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/chat_id")))),
         typing: boolean(platform_key(tree, name, "typing_indicator").as_deref()).unwrap_or(true),
+        reactions: boolean(env_text(&format!("{upper}_REACTIONS")).as_deref())
+            .or_else(|| boolean(platform_key(tree, name, "reactions").as_deref()))
+            .unwrap_or(name != "telegram"),
+        reply_in_thread: boolean(platform_key(tree, name, "reply_in_thread").as_deref())
+            .unwrap_or(true),
+        dm_threads: boolean(
+            platform_key(tree, name, "dm_top_level_threads_as_sessions").as_deref(),
+        )
+        .unwrap_or(true),
     })
 }
 
@@ -243,6 +262,9 @@ impl MessagingConfig {
             },
             group_sessions_per_user: switch("group_sessions_per_user", true),
             thread_sessions_per_user: switch("thread_sessions_per_user", false),
+            user_home: env("HOME")
+                .filter(|h| !h.trim().is_empty())
+                .map(std::path::PathBuf::from),
         }
     }
 }

@@ -13,9 +13,10 @@ use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::config::PlatformSettings;
+use super::media::{self, MediaKind, OutgoingFile};
 use super::platform::{
     Adapter, Batch, BotIdentity, Capabilities, ChatKind, ChatRef, Incoming, Outgoing,
-    PlatformError, Sender,
+    PlatformError, Progress, Sender,
 };
 
 /// Guilds, guild messages, direct messages, message content.
@@ -30,11 +31,15 @@ pub struct Discord {
     caps: Capabilities,
     me: Arc<Mutex<BotIdentity>>,
     events: tokio::sync::Mutex<Option<mpsc::Receiver<Incoming>>>,
+    /// 👀 / ✅ reactions on the messages it works on (`DISCORD_REACTIONS`).
+    reactions: bool,
 }
 
 impl std::fmt::Debug for Discord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Discord").field("api", &self.api).finish_non_exhaustive()
+        f.debug_struct("Discord")
+            .field("api", &self.api)
+            .finish_non_exhaustive()
     }
 }
 
@@ -74,7 +79,11 @@ fn parse_message(d: &Value, me: &BotIdentity) -> Option<Incoming> {
     let reply_to_bot = d
         .pointer("/referenced_message/author/id")
         .is_some_and(|id| text(Some(id)) == me.id);
-    let cleaned = content.replace(&mention, "").replace(&nick_mention, "").trim().to_owned();
+    let cleaned = content
+        .replace(&mention, "")
+        .replace(&nick_mention, "")
+        .trim()
+        .to_owned();
     let dm = d.get("guild_id").is_none_or(Value::is_null);
     let name = author
         .get("global_name")
@@ -83,9 +92,17 @@ fn parse_message(d: &Value, me: &BotIdentity) -> Option<Incoming> {
         .unwrap_or("")
         .to_owned();
     let mut body = cleaned;
-    for file in d.get("attachments").and_then(Value::as_array).into_iter().flatten() {
+    for file in d
+        .get("attachments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let url = file.get("url").and_then(Value::as_str).unwrap_or("");
-        let file_name = file.get("filename").and_then(Value::as_str).unwrap_or("file");
+        let file_name = file
+            .get("filename")
+            .and_then(Value::as_str)
+            .unwrap_or("file");
         body.push_str(&format!("\n\n[The user attached {file_name}: {url}]"));
     }
     Some(Incoming {
@@ -131,7 +148,11 @@ fn parse_press(d: &Value) -> Option<Incoming> {
                 .unwrap_or("")
                 .to_owned(),
         },
-        text: d.pointer("/data/custom_id").and_then(Value::as_str).unwrap_or("").to_owned(),
+        text: d
+            .pointer("/data/custom_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
         addressed: true,
         button_press: Some(format!("{}:{}", text(d.get("id")), text(d.get("token")))),
         attachments: Vec::new(),
@@ -166,10 +187,16 @@ impl Discord {
             },
             me: Arc::new(Mutex::new(BotIdentity::default())),
             events: tokio::sync::Mutex::new(None),
+            reactions: settings.reactions,
         }
     }
 
-    async fn rest(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value, PlatformError> {
+    async fn rest(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, PlatformError> {
         let mut request = self
             .http
             .request(method, format!("{}{path}", self.api))
@@ -178,6 +205,15 @@ impl Discord {
         if let Some(body) = body {
             request = request.json(body);
         }
+        self.finish(path, request).await
+    }
+
+    /// Sends a prepared request; its JSON answer on success.
+    async fn finish(
+        &self,
+        path: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Value, PlatformError> {
         let response = request.send().await.map_err(|e| http_error(path, &e))?;
         let status = response.status();
         let payload: Value = response.json().await.unwrap_or(Value::Null);
@@ -227,7 +263,9 @@ impl Discord {
         if let Some(url) = &self.gateway_url {
             return Ok(url.clone());
         }
-        let info = self.rest(reqwest::Method::GET, "/gateway/bot", None).await?;
+        let info = self
+            .rest(reqwest::Method::GET, "/gateway/bot", None)
+            .await?;
         info.get("url")
             .and_then(Value::as_str)
             .map(str::to_owned)
@@ -249,7 +287,8 @@ impl Discord {
                 Ok(()) => failures = 0,
                 Err(_) => failures += 1,
             }
-            let wait = Duration::from_millis(500 * (1u64 << failures.min(7))).min(Duration::from_secs(60));
+            let wait =
+                Duration::from_millis(500 * (1u64 << failures.min(7))).min(Duration::from_secs(60));
             tokio::time::sleep(wait).await;
         }
     }
@@ -396,21 +435,31 @@ impl Adapter for Discord {
             if events.is_none() {
                 let url = self.gateway_address().await?;
                 let (tx, rx) = mpsc::channel(256);
-                tokio::spawn(Self::connection(self.token.clone(), url, self.me.clone(), tx));
+                tokio::spawn(Self::connection(
+                    self.token.clone(),
+                    url,
+                    self.me.clone(),
+                    tx,
+                ));
                 *events = Some(rx);
             }
             Ok(identity)
         })
     }
 
-    fn receive<'a>(&'a self, _cursor: Option<&'a str>) -> BoxFuture<'a, Result<Batch, PlatformError>> {
+    fn receive<'a>(
+        &'a self,
+        _cursor: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Batch, PlatformError>> {
         Box::pin(async move {
             let mut events = self.events.lock().await;
             let Some(rx) = events.as_mut() else {
                 return Err(PlatformError::Transient("not connected".into()));
             };
             let Some(first) = rx.recv().await else {
-                return Err(PlatformError::Transient("the gateway connection ended".into()));
+                return Err(PlatformError::Transient(
+                    "the gateway connection ended".into(),
+                ));
             };
             let mut messages = vec![first];
             while let Ok(more) = rx.try_recv() {
@@ -423,11 +472,19 @@ impl Adapter for Discord {
         })
     }
 
-    fn send<'a>(&'a self, chat: &'a ChatRef, message: &'a Outgoing) -> BoxFuture<'a, Result<String, PlatformError>> {
+    fn send<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        message: &'a Outgoing,
+    ) -> BoxFuture<'a, Result<String, PlatformError>> {
         Box::pin(async move {
             let body = Self::body(message);
             let sent = self
-                .rest(reqwest::Method::POST, &format!("/channels/{}/messages", chat.id), Some(&body))
+                .rest(
+                    reqwest::Method::POST,
+                    &format!("/channels/{}/messages", chat.id),
+                    Some(&body),
+                )
                 .await?;
             Ok(text(sent.get("id")))
         })
@@ -453,13 +510,86 @@ impl Adapter for Discord {
 
     fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), PlatformError>> {
         Box::pin(async move {
-            self.rest(reqwest::Method::POST, &format!("/channels/{}/typing", chat.id), None)
-                .await
-                .map(|_| ())
+            self.rest(
+                reqwest::Method::POST,
+                &format!("/channels/{}/typing", chat.id),
+                None,
+            )
+            .await
+            .map(|_| ())
         })
     }
 
-    fn answer_press<'a>(&'a self, press_id: &'a str, _note: &'a str) -> BoxFuture<'a, Result<(), PlatformError>> {
+    fn send_file<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        file: &'a OutgoingFile,
+        caption: &'a str,
+    ) -> BoxFuture<'a, Result<String, PlatformError>> {
+        Box::pin(async move {
+            let bytes = tokio::fs::read(&file.path).await.map_err(|e| {
+                PlatformError::Rejected(format!("cannot read {}: {e}", file.name()))
+            })?;
+            let payload = json!({"content": caption, "allowed_mentions": {"parse": []}});
+            let (content_type, body) = media::multipart(
+                &[("payload_json", payload.to_string())],
+                "files[0]",
+                &file.name(),
+                MediaKind::mime(&file.path),
+                &bytes,
+            );
+            let path = format!("/channels/{}/messages", chat.id);
+            let request = self
+                .http
+                .post(format!("{}{path}", self.api))
+                .header("Authorization", format!("Bot {}", self.token))
+                .header("Content-Type", content_type)
+                .body(body)
+                .timeout(Duration::from_secs(120));
+            let sent = self.finish(&path, request).await?;
+            Ok(text(sent.get("id")))
+        })
+    }
+
+    fn mark<'a>(
+        &'a self,
+        message: &'a Incoming,
+        progress: Progress,
+    ) -> BoxFuture<'a, Result<(), PlatformError>> {
+        Box::pin(async move {
+            if !self.reactions || message.button_press.is_some() || message.key.is_empty() {
+                return Ok(());
+            }
+            // 👀 while working, then ✅ or ❌ (URL-encoded emoji).
+            let base = format!(
+                "/channels/{}/messages/{}/reactions",
+                message.chat.id, message.key
+            );
+            let eyes = format!("{base}/%F0%9F%91%80/@me");
+            match progress {
+                Progress::Working => {
+                    self.rest(reqwest::Method::PUT, &eyes, None).await?;
+                }
+                Progress::Done | Progress::Failed => {
+                    let _ = self.rest(reqwest::Method::DELETE, &eyes, None).await;
+                    let done = if progress == Progress::Done {
+                        "%E2%9C%85"
+                    } else {
+                        "%E2%9D%8C"
+                    };
+                    self.rest(reqwest::Method::PUT, &format!("{base}/{done}/@me"), None)
+                        .await?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn answer_press<'a>(
+        &'a self,
+        press_id: &'a str,
+        _note: &'a str,
+    ) -> BoxFuture<'a, Result<(), PlatformError>> {
         Box::pin(async move {
             let Some((id, token)) = press_id.split_once(':') else {
                 return Ok(());

@@ -123,11 +123,8 @@ impl Renderer {
 
     fn start(&mut self, tag: Tag<'_>) {
         match tag {
-            Tag::Paragraph => {
-                if self.lists.is_empty() {
-                    self.block_gap();
-                }
-            }
+            Tag::Paragraph if self.lists.is_empty() => self.block_gap(),
+            Tag::Paragraph => {}
             Tag::Heading { .. } => {
                 self.block_gap();
                 let b = self.bold();
@@ -198,10 +195,8 @@ impl Renderer {
                 self.links.push(dest_url.to_string());
             }
             Tag::Table(_) | Tag::TableHead | Tag::TableRow => self.line_break(),
-            Tag::TableCell => {
-                if !self.out.ends_with('\n') && !self.out.is_empty() {
-                    self.out.push_str(&escape_text(" | ", self.dialect));
-                }
+            Tag::TableCell if !self.out.ends_with('\n') && !self.out.is_empty() => {
+                self.out.push_str(&escape_text(" | ", self.dialect));
             }
             _ => {}
         }
@@ -303,10 +298,8 @@ pub fn plain(markdown: &str) -> String {
             Event::SoftBreak | Event::HardBreak => out.push('\n'),
             Event::Start(
                 Tag::Paragraph | Tag::Heading { .. } | Tag::CodeBlock(_) | Tag::List(_),
-            ) => {
-                if !out.is_empty() && !out.ends_with("\n\n") {
-                    out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
-                }
+            ) if !out.is_empty() && !out.ends_with("\n\n") => {
+                out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
             }
             Event::Start(Tag::Item) => {
                 if !out.is_empty() && !out.ends_with('\n') {

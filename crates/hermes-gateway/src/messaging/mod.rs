@@ -10,8 +10,10 @@ pub mod config;
 pub mod discord;
 pub mod format;
 pub mod inbox;
+pub mod media;
 pub mod pairing;
 pub mod platform;
+pub mod slack;
 pub mod split;
 mod stream;
 pub mod telegram;
@@ -120,8 +122,9 @@ pub fn session_key(platform: &str, message: &Incoming, config: &MessagingConfig)
     if let Some(thread) = &chat.thread_id {
         parts.push(thread.clone());
     }
+    // Threads are shared by everyone in them unless configured per user.
     let isolate = config.group_sessions_per_user
-        && !(chat.thread_id.is_some() && !config.thread_sessions_per_user);
+        && (chat.thread_id.is_none() || config.thread_sessions_per_user);
     if isolate && !message.sender.id.is_empty() {
         parts.push(message.sender.id.clone());
     }
@@ -137,6 +140,7 @@ fn adapter_for(
     Ok(match settings.name {
         "telegram" => Arc::new(telegram::Telegram::new(settings, http, home)),
         "discord" => Arc::new(discord::Discord::new(settings, http)),
+        "slack" => Arc::new(slack::Slack::new(settings, http, home)?),
         other => return Err(format!("unknown platform {other}")),
     })
 }

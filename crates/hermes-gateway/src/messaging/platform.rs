@@ -7,6 +7,8 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
+pub use super::media::OutgoingFile;
+
 /// What a platform can do, and its limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capabilities {
@@ -172,6 +174,18 @@ pub struct BotIdentity {
     pub username: String,
 }
 
+/// Where the work on a person's message stands (for platforms that show it
+/// with a reaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The agent took the message.
+    Working,
+    /// Answered.
+    Done,
+    /// The turn failed.
+    Failed,
+}
+
 /// A messaging platform.
 pub trait Adapter: Send + Sync + 'static {
     /// Its name: `telegram`, `discord`, `slack` (the sessions' `source`).
@@ -214,4 +228,27 @@ pub trait Adapter: Send + Sync + 'static {
         press_id: &'a str,
         note: &'a str,
     ) -> BoxFuture<'a, Result<(), PlatformError>>;
+
+    /// Sends a file (with a caption); returns the message id. Platforms that
+    /// cannot take files say [`PlatformError::Unsupported`].
+    fn send_file<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        file: &'a OutgoingFile,
+        caption: &'a str,
+    ) -> BoxFuture<'a, Result<String, PlatformError>> {
+        let _ = (chat, file, caption);
+        Box::pin(async { Err(PlatformError::Unsupported("sending files".into())) })
+    }
+
+    /// Shows how the work on `message` stands (a reaction on it); nothing
+    /// where the platform has no such thing.
+    fn mark<'a>(
+        &'a self,
+        message: &'a Incoming,
+        progress: Progress,
+    ) -> BoxFuture<'a, Result<(), PlatformError>> {
+        let _ = (message, progress);
+        Box::pin(async { Ok(()) })
+    }
 }

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::config::PlatformSettings;
 use super::format::{self, Dialect};
+use super::media::{self, MediaKind, OutgoingFile};
 use super::platform::{
     Adapter, Attachment, Batch, BotIdentity, Capabilities, ChatKind, ChatRef, Incoming, Outgoing,
     PlatformError, Sender,
@@ -97,16 +98,20 @@ impl Telegram {
         body: &Value,
         timeout: Duration,
     ) -> Result<Value, PlatformError> {
-        let response = self
-            .http
-            .post(format!("{}{method}", self.api))
-            .json(body)
-            .timeout(timeout)
-            .send()
-            .await
-            .map_err(|e| {
-                PlatformError::Transient(format!("Telegram {method}: {}", without_url(&e)))
-            })?;
+        let request = self.http.post(format!("{}{method}", self.api)).json(body);
+        self.finish(method, request, timeout).await
+    }
+
+    /// Sends a prepared call; the `result` on success.
+    async fn finish(
+        &self,
+        method: &str,
+        request: reqwest::RequestBuilder,
+        timeout: Duration,
+    ) -> Result<Value, PlatformError> {
+        let response = request.timeout(timeout).send().await.map_err(|e| {
+            PlatformError::Transient(format!("Telegram {method}: {}", without_url(&e)))
+        })?;
         let status = response.status();
         let payload: Value = response.json().await.unwrap_or(Value::Null);
         if status.is_success() && payload.get("ok").and_then(Value::as_bool) != Some(false) {
@@ -239,29 +244,8 @@ impl Telegram {
                     String::new()
                 }
             });
-        let unique = uuid::Uuid::new_v4().simple().to_string();
-        let (dir, file_name) = match (kind, name) {
-            ("image", _) => ("images", format!("img_{}{ext}", &unique[..12])),
-            ("voice" | "audio", _) => ("audio", format!("audio_{}{ext}", &unique[..12])),
-            (_, Some(name)) => {
-                let safe: String = name
-                    .chars()
-                    .map(|c| {
-                        if c.is_alphanumeric() || ".-_".contains(c) {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                ("documents", format!("doc_{}_{safe}", &unique[..12]))
-            }
-            _ => ("documents", format!("doc_{}{ext}", &unique[..12])),
-        };
-        let dir = self.cache.join(dir);
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let path = dir.join(file_name);
-        std::fs::write(&path, &bytes).map_err(|e| e.to_string())?;
+        let path = super::media::save_incoming(&self.cache, kind, name, &ext, &bytes)
+            .map_err(|e| e.to_string())?;
         Ok(Attachment {
             kind: kind.to_owned(),
             path: path.display().to_string(),
@@ -529,6 +513,49 @@ impl Adapter for Telegram {
             self.call("sendChatAction", &body, Duration::from_secs(10))
                 .await
                 .map(|_| ())
+        })
+    }
+
+    fn send_file<'a>(
+        &'a self,
+        chat: &'a ChatRef,
+        file: &'a OutgoingFile,
+        caption: &'a str,
+    ) -> BoxFuture<'a, Result<String, PlatformError>> {
+        Box::pin(async move {
+            let bytes = tokio::fs::read(&file.path).await.map_err(|e| {
+                PlatformError::Rejected(format!("cannot read {}: {e}", file.name()))
+            })?;
+            let (method, field) = match file.kind {
+                MediaKind::Image => ("sendPhoto", "photo"),
+                MediaKind::Video => ("sendVideo", "video"),
+                MediaKind::Voice => ("sendVoice", "voice"),
+                MediaKind::Audio => ("sendAudio", "audio"),
+                MediaKind::Document => ("sendDocument", "document"),
+            };
+            let mut fields = vec![("chat_id", chat.id.clone())];
+            if let Some(thread) = &chat.thread_id {
+                fields.push(("message_thread_id", thread.clone()));
+            }
+            if !caption.trim().is_empty() {
+                fields.push(("caption", caption.chars().take(1024).collect()));
+            }
+            let (content_type, body) = media::multipart(
+                &fields,
+                field,
+                &file.name(),
+                MediaKind::mime(&file.path),
+                &bytes,
+            );
+            let request = self
+                .http
+                .post(format!("{}{method}", self.api))
+                .header("Content-Type", content_type)
+                .body(body);
+            let sent = self
+                .finish(method, request, Duration::from_secs(120))
+                .await?;
+            Ok(id_text(sent.get("message_id")))
         })
     }
 
