@@ -73,6 +73,23 @@ enum CronAction {
     Status,
 }
 
+/// A session manager whose job answers go to the configured chat platforms
+/// (their send calls need no running gateway).
+fn delivering_manager(flags: &RunArgs) -> Result<SessionManager> {
+    let setup = crate::chat::load_setup(flags)?;
+    let messaging = crate::gateway_cmd::messaging_config(&setup);
+    let home = setup.home.root().to_path_buf();
+    let manager = SessionManager::new(setup);
+    if let Some(sender) = hermes_gateway::messaging::Deliverer::standalone(&messaging, &home)
+        .map_err(anyhow::Error::msg)?
+    {
+        manager
+            .services()
+            .set_cron_delivery(std::sync::Arc::new(sender));
+    }
+    Ok(manager)
+}
+
 fn text(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
@@ -218,7 +235,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             Err(e) => return fail(format!("Failed to remove job: {e}")),
         },
         CronAction::Run { job } => {
-            let manager = SessionManager::new(crate::chat::load_setup(flags)?);
+            let manager = delivering_manager(flags)?;
             drop(out);
             return match run::run_job(&manager, &root, &job).await {
                 Ok(outcome) => {
@@ -231,6 +248,9 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                     if let Some(path) = &outcome.output {
                         writeln!(out, "  Output: {}", path.display())?;
                     }
+                    if let Some(e) = &outcome.delivery_error {
+                        writeln!(out, "  Delivery failed: {e}")?;
+                    }
                     Ok(if outcome.result.is_ok() {
                         ExitCode::SUCCESS
                     } else {
@@ -241,7 +261,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             };
         }
         CronAction::Tick => {
-            let manager = SessionManager::new(crate::chat::load_setup(flags)?);
+            let manager = delivering_manager(flags)?;
             drop(out);
             match run::tick(&manager).await.map_err(anyhow::Error::msg)? {
                 None => writeln!(

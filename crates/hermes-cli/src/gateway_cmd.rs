@@ -63,7 +63,7 @@ pub async fn run(args: GatewayArgs, run: &RunArgs) -> Result<ExitCode> {
     }
 }
 
-fn messaging_config(setup: &Setup) -> MessagingConfig {
+pub(crate) fn messaging_config(setup: &Setup) -> MessagingConfig {
     MessagingConfig::read(&setup.config.raw, &|name| {
         setup.env.get(name).map(str::to_owned)
     })
@@ -86,18 +86,6 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let cwd = std::env::current_dir()?;
     let manager = SessionManager::new(setup);
-    // Scheduled jobs fire from here: a tick a minute (the lock in the cron
-    // directory keeps a second process from running the same job).
-    let ticker = manager.clone();
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
-        loop {
-            every.tick().await;
-            if let Err(e) = hermes_session::cron::run::tick(&ticker).await {
-                say(&format!("Hermes gateway: cron tick failed: {e}"));
-            }
-        }
-    });
     let stop = CancellationToken::new();
     let signals = stop.clone();
     tokio::spawn(async move {
@@ -118,6 +106,38 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     let log: LogFn = Arc::new(|line: &str| say(&format!("Hermes gateway: {line}")));
     let messaging = Messaging::new(manager.clone(), messaging_cfg, cwd.clone(), log)
         .map_err(anyhow::Error::msg)?;
+    if let Some(messaging) = &messaging {
+        manager
+            .services()
+            .set_cron_delivery(Arc::new(messaging.sender()));
+    }
+    // Scheduled jobs fire from here, once a minute (the lock in the cron
+    // directory keeps a second process from running the same job); their
+    // answers go out through the platforms above.
+    let ticker = manager.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            every.tick().await;
+            match hermes_session::cron::run::tick(&ticker).await {
+                Ok(Some(outcomes)) => {
+                    for outcome in outcomes {
+                        say(&format!(
+                            "Hermes gateway: cron job {} ran ({})",
+                            outcome.name,
+                            if outcome.result.is_ok() {
+                                "ok"
+                            } else {
+                                "failed"
+                            }
+                        ));
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => say(&format!("Hermes gateway: cron tick failed: {e}")),
+            }
+        }
+    });
     let mut tasks = Vec::new();
     if let Some(messaging) = messaging {
         say(&format!(

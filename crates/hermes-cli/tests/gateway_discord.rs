@@ -162,3 +162,64 @@ fn without_an_allowlist_a_stranger_gets_a_pairing_code_and_stop_works() {
     });
     assert!(started.elapsed() < Duration::from_secs(20));
 }
+
+#[test]
+fn a_file_named_in_the_answer_is_uploaded_and_reactions_mark_the_message() {
+    let discord = FakeDiscord::start();
+    let sb = Sandbox::start();
+    let chart = sb.work_path("chart.csv");
+    std::fs::write(&chart, "day,rain\nmon,3\n").unwrap();
+    sb.mock.push(Reply::text(&format!(
+        "Here is the table you asked for.\nMEDIA:{}",
+        chart.display()
+    )));
+    let _gw = start(&sb, &discord, &[("DISCORD_ALLOWED_USERS", "42")]);
+    let asked = discord.user_says(DM, "42", "send me the rain table", None);
+    discord.wait_for(DM, "with the answer", |t| t.contains("Here is the table"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let upload = loop {
+        let found = discord
+            .messages(DM)
+            .into_iter()
+            .find(|m| m["files"].as_array().is_some_and(|f| !f.is_empty()));
+        if let Some(m) = found {
+            break m;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no upload: {:#?}",
+            discord.messages(DM)
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    assert_eq!(upload["files"][0]["filename"], "chart.csv");
+    assert_eq!(upload["files"][0]["content"], "day,rain\nmon,3\n");
+    let answer = discord
+        .messages(DM)
+        .into_iter()
+        .find(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("Here is the table")
+        })
+        .unwrap();
+    assert!(
+        !answer["content"].as_str().unwrap().contains("MEDIA:"),
+        "{answer}"
+    );
+    // 👀 while working, then ✅ in its place.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while discord.reactions().len() < 3 {
+        assert!(Instant::now() < deadline, "{:?}", discord.reactions());
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert_eq!(
+        discord.reactions(),
+        vec![
+            format!("PUT {asked} %F0%9F%91%80"),
+            format!("DELETE {asked} %F0%9F%91%80"),
+            format!("PUT {asked} %E2%9C%85"),
+        ]
+    );
+}

@@ -327,3 +327,140 @@ fn a_gateway_killed_between_messages_answers_the_next_one_exactly_once() {
     assert_eq!(session_rows(&sb).len(), 1, "one session across the restart");
     drop(gw2);
 }
+
+#[test]
+fn a_job_made_in_a_chat_delivers_its_answers_there() {
+    let Some(tg) = Emulator::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    configure(&sb, &tg, "");
+    sb.mock.push_all([
+        Reply::tool_call(
+            "c1",
+            "cronjob",
+            &json!({"action": "create", "schedule": "every 2h", "name": "weather",
+                    "prompt": "Report the weather"})
+            .to_string(),
+        ),
+        Reply::text("Scheduled: weather every 2 hours."),
+        Reply::text("Sunny all day."),
+        Reply::text("[SILENT]"),
+    ]);
+    let gw = ChatGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
+    tg.user_says(ANN, "tell me the weather every two hours");
+    tg.wait_for(ANN, "confirming the job", |t| {
+        t.contains("Scheduled: weather")
+    });
+    let jobs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.path().join("cron/jobs.json")).unwrap(),
+    )
+    .unwrap();
+    let job = &jobs["jobs"][0];
+    assert_eq!(job["deliver"], "origin", "{job}");
+    assert_eq!(job["origin"]["platform"], "telegram");
+    assert_eq!(job["origin"]["chat_id"], ANN.to_string());
+    // Run now from the command line (the token in .env, as a user keeps it):
+    // the answer still reaches the chat.
+    std::fs::write(
+        sb.home.path().join(".env"),
+        format!("TELEGRAM_BOT_TOKEN={}\n", support::telegram::TOKEN),
+    )
+    .unwrap();
+    let ran = sb
+        .command()
+        .args(["cron", "run", "weather"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&ran).contains("succeeded"),
+        "{}{}",
+        stdout(&ran),
+        stderr(&ran)
+    );
+    assert!(
+        !stdout(&ran).contains("Delivery failed"),
+        "{}",
+        stdout(&ran)
+    );
+    let delivered = tg.wait_for(ANN, "with the job's answer", |t| {
+        t.contains("Sunny all day.")
+    });
+    let text = delivered["text"].as_str().unwrap().replace('\\', "");
+    // The reference's header (its rule line makes it a heading: bold here).
+    assert!(
+        text.contains("Cronjob Response: weather") && text.contains("(job_id: "),
+        "{text}"
+    );
+    // A [SILENT] answer is kept in the output, not sent.
+    let before = tg.bot_messages(ANN).len();
+    let ran = sb
+        .command()
+        .args(["cron", "run", "weather"])
+        .output()
+        .unwrap();
+    assert!(stdout(&ran).contains("succeeded"), "{}", stdout(&ran));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(tg.bot_messages(ANN).len(), before);
+    let jobs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.path().join("cron/jobs.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(jobs["jobs"][0]["last_delivery_error"].is_null());
+    drop(gw);
+}
+
+#[test]
+fn the_gateway_tick_delivers_to_a_named_chat_and_records_failures() {
+    let Some(tg) = Emulator::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    configure(&sb, &tg, "cron:\n  wrap_response: false\n");
+    // Two jobs already due: one for Ann's chat, one for a platform that is not set up.
+    let due = "2020-01-01T00:00:00+00:00";
+    let jobs = json!({"jobs": [
+        {"id": "aaaaaaaaaaaa", "name": "digest", "prompt": "Summarise the day", "enabled": true,
+         "state": "scheduled", "deliver": format!("telegram:{ANN}"),
+         "schedule": {"kind": "interval", "minutes": 1440, "display": "every 1440m"},
+         "repeat": {"times": null, "completed": 0}, "next_run_at": due, "created_at": due},
+        {"id": "bbbbbbbbbbbb", "name": "elsewhere", "prompt": "Say hi", "enabled": true,
+         "state": "scheduled", "deliver": "discord",
+         "schedule": {"kind": "interval", "minutes": 1440, "display": "every 1440m"},
+         "repeat": {"times": null, "completed": 0}, "next_run_at": due, "created_at": due}
+    ]});
+    std::fs::create_dir_all(sb.home.path().join("cron")).unwrap();
+    std::fs::write(sb.home.path().join("cron/jobs.json"), jobs.to_string()).unwrap();
+    sb.mock
+        .push_all([Reply::text("Today was quiet."), Reply::text("hi")]);
+    let gw = ChatGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
+    let delivered = tg.wait_for(ANN, "with the digest", |t| t.contains("Today was quiet."));
+    assert_eq!(
+        delivered["text"].as_str().unwrap().replace('\\', ""),
+        "Today was quiet.",
+        "wrap_response: false sends the answer as it is"
+    );
+    gw.wait_log("cron job elsewhere ran");
+    let jobs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.path().join("cron/jobs.json")).unwrap(),
+    )
+    .unwrap();
+    let by_id = |id: &str| {
+        jobs["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert!(
+        by_id("aaaaaaaaaaaa")["last_delivery_error"].is_null(),
+        "{jobs}"
+    );
+    let failed = by_id("bbbbbbbbbbbb")["last_delivery_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(failed.contains("discord"), "{jobs}");
+}

@@ -49,6 +49,8 @@ struct Inner {
     mcp: Mutex<Option<Option<hermes_mcp::McpHub>>>,
     /// Sessions offering the same tools share one copy of their schemas.
     schemas: hermes_tools::SchemaInterner,
+    /// Where cron answers are sent (the gateway's platforms), once set.
+    cron_delivery: OnceLock<Arc<dyn crate::cron::deliver::CronDelivery>>,
 }
 
 impl Drop for Inner {
@@ -96,6 +98,7 @@ impl Services {
                 skills_index: Mutex::new(None),
                 mcp: Mutex::new(None),
                 schemas: hermes_tools::SchemaInterner::default(),
+                cron_delivery: OnceLock::new(),
             }),
         }
     }
@@ -111,6 +114,16 @@ impl Services {
     /// Where sessions' registries share equal tool schemas.
     pub fn schema_interner(&self) -> &hermes_tools::SchemaInterner {
         &self.inner.schemas
+    }
+
+    /// Sends cron answers through `sender` from now on (the first one set wins).
+    pub fn set_cron_delivery(&self, sender: Arc<dyn crate::cron::deliver::CronDelivery>) {
+        let _ = self.inner.cron_delivery.set(sender);
+    }
+
+    /// Where cron answers go, when a gateway's platforms are there.
+    pub fn cron_delivery(&self) -> Option<Arc<dyn crate::cron::deliver::CronDelivery>> {
+        self.inner.cron_delivery.get().cloned()
     }
 
     /// The setup every session is built from.

@@ -93,6 +93,10 @@ pub trait SessionStore: Send + Sync {
     ) -> Result<Option<String>, StoreError> {
         Ok(None)
     }
+    /// Where a gateway session's messages come from (its `origin_json`).
+    fn origin(&self, _id: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// `state.db` behind one connection that every session of the process shares
@@ -208,6 +212,10 @@ impl SessionStore for SqliteStore {
 
     fn open_session_for_key(&self, key: &str, source: &str) -> Result<Option<String>, StoreError> {
         self.with(|db| db.open_session_for_key(key, source))
+    }
+
+    fn origin(&self, id: &str) -> Result<Option<String>, StoreError> {
+        self.with(|db| db.origin_json(id))
     }
 }
 

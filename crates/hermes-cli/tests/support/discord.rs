@@ -24,6 +24,8 @@ struct State {
     next_id: u64,
     identified: bool,
     callbacks: usize,
+    /// `PUT|DELETE <message> <emoji>` for each reaction call.
+    reactions: Vec<String>,
 }
 
 /// The fake; its threads end with the test process.
@@ -74,9 +76,12 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
             authorized = true;
         }
     }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let mut raw = vec![0; length];
+    let _ = reader.read_exact(&mut raw);
+    let (body, files) = match serde_json::from_slice::<Value>(&raw) {
+        Ok(body) => (body, Vec::new()),
+        Err(_) => multipart(&raw),
+    };
     if !authorized {
         return http_reply(
             &mut stream,
@@ -101,7 +106,10 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
         ("POST", ["channels", channel, "messages"]) => {
             st.next_id += 1;
             let id = format!("m{}", st.next_id);
-            st.messages.push(json!({"id": id, "channel_id": channel, "content": body["content"], "components": body["components"]}));
+            st.messages.push(
+                json!({"id": id, "channel_id": channel, "content": body["content"],
+                                    "components": body["components"], "files": files}),
+            );
             http_reply(&mut stream, 200, &json!({"id": id, "channel_id": channel}));
         }
         ("PATCH", ["channels", _, "messages", id]) => {
@@ -112,6 +120,21 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
             http_reply(&mut stream, 200, &json!({"id": id}));
         }
         ("POST", ["channels", _, "typing"]) => http_reply(&mut stream, 204, &Value::Null),
+        (
+            "PUT" | "DELETE",
+            [
+                "channels",
+                _,
+                "messages",
+                message,
+                "reactions",
+                emoji,
+                "@me",
+            ],
+        ) => {
+            st.reactions.push(format!("{method} {message} {emoji}"));
+            http_reply(&mut stream, 204, &Value::Null)
+        }
         ("POST", ["interactions", _, _, "callback"]) => {
             st.callbacks += 1;
             http_reply(&mut stream, 204, &Value::Null);
@@ -122,6 +145,29 @@ fn serve_rest(mut stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
             &json!({"message": "404: Not Found", "code": 0}),
         ),
     }
+}
+
+/// A multipart message body: its `payload_json` and its files (name, content).
+fn multipart(raw: &[u8]) -> (Value, Vec<Value>) {
+    let text = String::from_utf8_lossy(raw);
+    let mut payload = Value::Null;
+    let mut files = Vec::new();
+    for part in text.split("\r\n--") {
+        let Some((head, content)) = part.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let content = content.trim_end_matches("\r\n");
+        if head.contains("name=\"payload_json\"") {
+            payload = serde_json::from_str(content).unwrap_or(Value::Null);
+        } else if let Some(name) = head
+            .split("filename=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+        {
+            files.push(json!({"filename": name, "content": content}));
+        }
+    }
+    (payload, files)
 }
 
 fn serve_ws(stream: TcpStream, state: &Mutex<State>, ws_port: u16) {
@@ -228,10 +274,17 @@ impl FakeDiscord {
     }
 
     /// A person writes in a DM channel (or a guild channel with `guild`).
-    pub fn user_says(&self, channel: &str, user: &str, content: &str, guild: Option<&str>) {
+    pub fn user_says(
+        &self,
+        channel: &str,
+        user: &str,
+        content: &str,
+        guild: Option<&str>,
+    ) -> String {
         let mut st = self.state.lock().unwrap();
         st.next_id += 1;
-        let mut d = json!({"id": format!("u{}", st.next_id), "channel_id": channel, "content": content,
+        let id = format!("u{}", st.next_id);
+        let mut d = json!({"id": id, "channel_id": channel, "content": content,
             "author": {"id": user, "username": format!("user{user}")}, "mentions": [], "attachments": []});
         if let Some(guild) = guild {
             d["guild_id"] = json!(guild);
@@ -241,6 +294,7 @@ impl FakeDiscord {
         }
         st.outbox
             .push(json!({"op": 0, "t": "MESSAGE_CREATE", "d": d}));
+        id
     }
 
     /// A person presses the button `custom_id` under a bot message.
@@ -261,6 +315,11 @@ impl FakeDiscord {
             .filter(|m| m["channel_id"] == channel)
             .cloned()
             .collect()
+    }
+
+    /// Reaction calls: `PUT|DELETE <message> <emoji>`.
+    pub fn reactions(&self) -> Vec<String> {
+        self.state.lock().unwrap().reactions.clone()
     }
 
     /// Interaction callbacks answered.

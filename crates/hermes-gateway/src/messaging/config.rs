@@ -67,6 +67,8 @@ pub struct PlatformSettings {
     pub access: AccessRules,
     /// The home channel (`<PLATFORM>_HOME_CHANNEL`).
     pub home_channel: Option<String>,
+    /// A thread in it (`<PLATFORM>_HOME_CHANNEL_THREAD_ID`).
+    pub home_thread: Option<String>,
     /// Show typing while working (`typing_indicator`).
     pub typing: bool,
     /// React to the person's message while working and when done
@@ -201,6 +203,8 @@ fn platform(
         access,
         home_channel: env_text(&format!("{upper}_HOME_CHANNEL"))
             .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/chat_id")))),
+        home_thread: env_text(&format!("{upper}_HOME_CHANNEL_THREAD_ID"))
+            .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/thread_id")))),
         typing: boolean(platform_key(tree, name, "typing_indicator").as_deref()).unwrap_or(true),
         reactions: boolean(env_text(&format!("{upper}_REACTIONS")).as_deref())
             .or_else(|| boolean(platform_key(tree, name, "reactions").as_deref()))

@@ -19,12 +19,13 @@ mod stream;
 pub mod telegram;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hermes_session::SessionManager;
+use hermes_session::cron::deliver::{CronDelivery, Target};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -52,7 +53,8 @@ pub struct Hub {
     home: PathBuf,
     log: LogFn,
     connected: Mutex<Vec<&'static str>>,
-    homes: Mutex<HashMap<String, ChatRef>>,
+    /// Home channels set with `/sethome` while running.
+    homes: Homes,
     /// Button tokens → the session key whose approval they answer.
     presses: Mutex<HashMap<u64, String>>,
     next_press: AtomicU64,
@@ -187,7 +189,7 @@ impl Messaging {
             home,
             log,
             connected: Mutex::new(Vec::new()),
-            homes: Mutex::new(HashMap::new()),
+            homes: Homes::default(),
             presses: Mutex::new(HashMap::new()),
             next_press: AtomicU64::new(0),
         };
@@ -202,12 +204,13 @@ impl Messaging {
         self.platforms.iter().map(|(a, _)| a.name()).collect()
     }
 
-    /// Sends `text` to a platform's chat (cron deliveries); `chat` `None`
-    /// means the platform's home channel.
+    /// What sends cron answers into this gateway's chats.
     pub fn sender(&self) -> Deliverer {
         Deliverer {
-            hub: self.hub.clone(),
+            homes: self.hub.homes.clone(),
             platforms: self.platforms.clone(),
+            user_home: self.hub.config.user_home.clone(),
+            home: self.hub.home.clone(),
         }
     }
 
@@ -226,11 +229,17 @@ impl Messaging {
     }
 }
 
-/// Sends messages to platforms from outside a chat (cron deliveries).
+/// Home channels set with `/sethome` while the gateway runs (they are also
+/// saved to `.env` for the next start).
+type Homes = Arc<Mutex<HashMap<String, ChatRef>>>;
+
+/// Sends messages into chats from outside a conversation (cron answers).
 #[derive(Clone)]
 pub struct Deliverer {
-    hub: Arc<Hub>,
+    homes: Homes,
     platforms: Vec<(Arc<dyn Adapter>, Arc<PlatformSettings>)>,
+    user_home: Option<PathBuf>,
+    home: PathBuf,
 }
 
 impl std::fmt::Debug for Deliverer {
@@ -240,47 +249,98 @@ impl std::fmt::Debug for Deliverer {
 }
 
 impl Deliverer {
-    /// Sends `text` to `platform`'s `chat_id`, or its home channel.
-    pub async fn deliver(
-        &self,
-        platform: &str,
-        chat_id: Option<&str>,
-        text: &str,
-    ) -> Result<(), String> {
-        let Some((adapter, settings)) = self.platforms.iter().find(|(a, _)| a.name() == platform)
-        else {
-            return Err(format!("platform {platform} is not connected"));
+    /// Sends without a running gateway (`hermes cron run`): the configured
+    /// platforms' send calls need no connection. `None` when none is configured.
+    pub fn standalone(config: &MessagingConfig, home: &Path) -> Result<Option<Self>, String> {
+        if config.platforms.is_empty() {
+            return Ok(None);
+        }
+        let http = hermes_llm::SharedHttp::new(Duration::from_secs(10))
+            .map_err(|e| e.to_string())?
+            .client();
+        let mut platforms = Vec::new();
+        for settings in &config.platforms {
+            platforms.push((
+                adapter_for(settings, http.clone(), home)?,
+                Arc::new(settings.clone()),
+            ));
+        }
+        Ok(Some(Self {
+            homes: Homes::default(),
+            platforms,
+            user_home: config.user_home.clone(),
+            home: home.to_path_buf(),
+        }))
+    }
+
+    fn platform(&self, name: &str) -> Option<&(Arc<dyn Adapter>, Arc<PlatformSettings>)> {
+        self.platforms.iter().find(|(a, _)| a.name() == name)
+    }
+
+    /// Sends `text` (markdown; `MEDIA:` tags become files) to `target`.
+    pub async fn deliver(&self, target: &Target, text: &str) -> Result<(), String> {
+        let Some((adapter, _)) = self.platform(&target.platform) else {
+            return Err(format!(
+                "{} is not configured in this gateway (set {}_BOT_TOKEN)",
+                target.platform,
+                target.platform.to_ascii_uppercase()
+            ));
         };
+        let chat = ChatRef {
+            id: target.chat_id.clone(),
+            kind: ChatKind::Dm,
+            thread_id: target.thread_id.clone(),
+            name: None,
+        };
+        let (text, files) = media::extract(text, self.user_home.as_deref(), &self.home);
+        stream::send_long(adapter.as_ref(), &chat, &text)
+            .await
+            .map_err(|e| e.to_string())?;
+        for file in &files {
+            adapter
+                .send_file(&chat, file, "")
+                .await
+                .map_err(|e| format!("{}: {e}", file.name()))?;
+        }
+        Ok(())
+    }
+}
+
+impl CronDelivery for Deliverer {
+    fn platforms(&self) -> Vec<String> {
+        self.platforms
+            .iter()
+            .map(|(a, _)| a.name().to_owned())
+            .collect()
+    }
+
+    fn home(&self, platform: &str) -> Option<Target> {
         let remembered = self
-            .hub
             .homes
             .lock()
             .ok()
             .and_then(|h| h.get(platform).cloned());
-        let chat = match (chat_id, remembered) {
-            (Some(id), _) => ChatRef {
-                id: id.to_owned(),
-                kind: ChatKind::Dm,
-                thread_id: None,
-                name: None,
-            },
-            (None, Some(home)) => home,
-            (None, None) => ChatRef {
-                id: settings.home_channel.clone().ok_or_else(|| {
-                    format!(
-                        "no home channel for {platform}: send /sethome in the chat, or set {}_HOME_CHANNEL",
-                        platform.to_ascii_uppercase()
-                    )
-                })?,
-                kind: ChatKind::Dm,
-                thread_id: None,
-                name: None,
-            },
-        };
-        stream::send_long(adapter.as_ref(), &chat, text)
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        if let Some(chat) = remembered {
+            return Some(Target {
+                platform: platform.to_owned(),
+                chat_id: chat.id,
+                thread_id: chat.thread_id,
+            });
+        }
+        let (_, settings) = self.platform(platform)?;
+        Some(Target {
+            platform: platform.to_owned(),
+            chat_id: settings.home_channel.clone()?,
+            thread_id: settings.home_thread.clone(),
+        })
+    }
+
+    fn send<'a>(
+        &'a self,
+        target: &'a Target,
+        text: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), String>> {
+        Box::pin(self.deliver(target, text))
     }
 }
 

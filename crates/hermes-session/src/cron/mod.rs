@@ -1,5 +1,6 @@
 //! Scheduled jobs, compatible with the reference's `HERMES_HOME/cron/`.
 
+pub mod deliver;
 pub mod jobs;
 pub mod run;
 pub mod schedule;

@@ -10,6 +10,7 @@ use super::schedule::now;
 use hermes_protocol::{Event, Op};
 use serde_json::{Value, json};
 
+use super::deliver;
 use super::jobs::{self, cron_dir, is_due};
 use super::schedule::{iso, next_run};
 use crate::{SessionManager, SessionSpec};
@@ -36,6 +37,8 @@ pub struct RunOutcome {
     pub silent: bool,
     /// The saved output file.
     pub output: Option<std::path::PathBuf>,
+    /// Why the answer did not reach every chat it was meant for.
+    pub delivery_error: Option<String>,
 }
 
 /// Whether an answer asks not to be delivered.
@@ -111,13 +114,36 @@ pub async fn run_job(
     let result = answer(manager, &job, started).await;
     let output = save_output(home, &job, started, &result).ok();
     let silent = result.as_ref().is_ok_and(|t| is_silent(t));
-    record(home, &id, &result, now())?;
+    // Failed runs always say so; a [SILENT] answer is kept, not sent.
+    let content = match &result {
+        Ok(_) if silent => None,
+        Ok(text) => Some(text.clone()),
+        Err(e) => Some(deliver::failure_note(&job, e)),
+    };
+    let delivery_error = match content {
+        Some(content) => {
+            let wrap = manager
+                .services()
+                .setup()
+                .config
+                .raw
+                .pointer("/cron/wrap_response")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            let text = deliver::wrapped(&job, &content, wrap);
+            let sender = manager.services().cron_delivery();
+            deliver::deliver(&job, &text, sender.as_deref()).await
+        }
+        None => None,
+    };
+    record(home, &id, &result, delivery_error.clone(), now())?;
     Ok(RunOutcome {
         job_id: id,
         name,
         result,
         silent,
         output,
+        delivery_error,
     })
 }
 
@@ -233,7 +259,13 @@ fn save_output(
 
 /// Records a run: last run and status, the repeat count, the next run; a job
 /// whose repeats are used up is removed.
-fn record(home: &Path, id: &str, result: &Result<String, String>, now: i64) -> Result<(), String> {
+fn record(
+    home: &Path,
+    id: &str,
+    result: &Result<String, String>,
+    delivery_error: Option<String>,
+    now: i64,
+) -> Result<(), String> {
     let mut all = jobs::load(home)?;
     let Some(i) = all.iter().position(|j| j["id"] == id) else {
         return Ok(());
@@ -246,6 +278,7 @@ fn record(home: &Path, id: &str, result: &Result<String, String>, now: i64) -> R
         .err()
         .map_or(Value::Null, |e| Value::from(e.as_str()));
     job["fire_claim"] = Value::Null;
+    job["last_delivery_error"] = delivery_error.map_or(Value::Null, Value::from);
     let completed = job["repeat"]["completed"].as_i64().unwrap_or(0) + 1;
     let times = job["repeat"]["times"].as_i64();
     job["repeat"] = json!({"times": times, "completed": completed});

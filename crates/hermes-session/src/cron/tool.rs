@@ -28,6 +28,18 @@ impl CronjobTool {
     pub fn new(manager: SessionManager) -> Self {
         Self { manager }
     }
+
+    /// The chat a gateway session talks in (its stored `origin_json`), as a
+    /// job's `origin`.
+    fn origin(&self, session_id: &str) -> Option<Value> {
+        let store = self.manager.services().store()?;
+        let raw = store.origin(session_id).ok()??;
+        let origin: Value = serde_json::from_str(&raw).ok()?;
+        origin["platform"]
+            .as_str()
+            .is_some_and(|p| !p.is_empty())
+            .then_some(origin)
+    }
 }
 
 /// A job as the model sees it.
@@ -126,7 +138,7 @@ impl Tool for CronjobTool {
         }
     }
 
-    fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let home = self.manager.services().setup().home.root().to_path_buf();
             let action = args["action"]
@@ -175,15 +187,25 @@ impl Tool for CronjobTool {
                     let (Some(schedule), Some(prompt)) = (text("schedule"), text("prompt")) else {
                         return Ok(error("create requires both schedule and prompt"));
                     };
+                    // A job made in a chat answers there unless told otherwise.
+                    let origin = self.origin(&ctx.session_id);
+                    let deliver = text("deliver").unwrap_or(if origin.is_some() {
+                        "origin"
+                    } else {
+                        "local"
+                    });
                     let made = jobs::new_job(
                         schedule,
                         prompt,
                         text("name"),
-                        Some(text("deliver").unwrap_or("local")),
+                        Some(deliver),
                         args["repeat"].as_i64(),
                         t,
                     )
                     .and_then(|mut job| {
+                        if let Some(origin) = &origin {
+                            job["origin"] = origin.clone();
+                        }
                         if let Some(toolsets) =
                             args.get("enabled_toolsets").filter(|v| v.is_array())
                         {

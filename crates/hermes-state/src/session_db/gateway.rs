@@ -94,6 +94,22 @@ impl SessionDb {
         })
     }
 
+    /// Where a gateway session's messages come from (`origin_json`), when it
+    /// is one.
+    pub fn origin_json(&self, id: &str) -> Result<Option<String>, DbError> {
+        const CTX: &str = "reading a session's origin";
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(
+                "SELECT origin_json FROM sessions WHERE id = ?1",
+                [id],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .ctx(CTX)
+    }
+
     /// The newest open session of `session_key` on `source` that has
     /// messages: the one a restarted gateway continues.
     pub fn open_session_for_key(
