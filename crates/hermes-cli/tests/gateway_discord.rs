@@ -169,7 +169,7 @@ fn a_file_named_in_the_answer_is_uploaded_and_reactions_mark_the_message() {
     let sb = Sandbox::start();
     let chart = sb.work_path("chart.csv");
     std::fs::write(&chart, "day,rain\nmon,3\n").unwrap();
-    sb.mock.push(Reply::text(&format!(
+    sb.mock.push(Reply::text(format!(
         "Here is the table you asked for.\nMEDIA:{}",
         chart.display()
     )));

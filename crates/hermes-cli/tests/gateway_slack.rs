@@ -61,7 +61,7 @@ fn a_dm_gets_a_streamed_answer_after_a_tool_call_with_a_file() {
         report.display()
     );
     sb.mock
-        .push(Reply::text(&answer).with_chunk_delay(Duration::from_millis(40)));
+        .push(Reply::text(answer).with_chunk_delay(Duration::from_millis(40)));
     let alice = peer.user_id("alice");
     let _gw = start(&sb, &peer, Some(&alice));
     let dm = peer.dm_with("alice");
