@@ -26,30 +26,52 @@ fn start(sb: &Sandbox, discord: &FakeDiscord, env: &[(&str, &str)]) -> ChatGatew
 }
 
 #[test]
-fn a_dm_gets_an_answer_with_tool_progress_and_a_button_approval() {
+fn a_dm_gets_a_streamed_answer_with_tool_progress_and_approvals_by_button_and_command() {
     let discord = FakeDiscord::start();
     let sb = Sandbox::start();
+    sb.add_config("streaming:\n  enabled: true\n  edit_interval: 0.1\n");
     let doomed = sb.work_path("doomed");
+    let spared = sb.work_path("spared");
     std::fs::create_dir_all(doomed.join("x")).unwrap();
+    std::fs::create_dir_all(spared.join("x")).unwrap();
     sb.mock.push_all([
         Reply::tool_call(
             "c1",
             "terminal",
             &json!({"command": "echo discord-tool"}).to_string(),
         ),
-        Reply::text("The tool said discord-tool."),
+        Reply::text("The tool said discord-tool, and that is all there is to say about this run.")
+            .with_chunk_delay(Duration::from_millis(40)),
         Reply::tool_call(
             "c2",
             "terminal",
             &json!({"command": format!("rm -rf {}", doomed.display())}).to_string(),
         ),
         Reply::text("Deleted, as approved."),
+        Reply::tool_call(
+            "c3",
+            "terminal",
+            &json!({"command": format!("rm -rf {}", spared.display())}).to_string(),
+        ),
+        Reply::text("Left it alone, as you said."),
     ]);
     let _gw = start(&sb, &discord, &[("DISCORD_ALLOWED_USERS", "42")]);
     discord.user_says(DM, "42", "run the echo", None);
     discord.wait_for(DM, "with the answer", |t| {
-        t.contains("The tool said discord-tool.")
+        t.contains("all there is to say about this run.")
     });
+    // Streamed: one message, edited as the answer grew.
+    let answers = discord
+        .messages(DM)
+        .into_iter()
+        .filter(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("The tool said")
+        })
+        .count();
+    assert_eq!(answers, 1);
     // Discord shows tool progress by default.
     discord.wait_for(DM, "with progress", |t| {
         t.contains("terminal: \"echo discord-tool\"")
@@ -82,6 +104,20 @@ fn a_dm_gets_an_answer_with_tool_progress_and_a_button_approval() {
             .unwrap()
             .contains("Approved once by user42"),
         "{asked}"
+    );
+    // The next one is denied with a command instead of a button.
+    discord.user_says(DM, "42", "and delete spared", None);
+    discord.wait_for(DM, "asking again", |t| {
+        t.contains("Command Approval Required") && t.contains("spared")
+    });
+    discord.user_says(DM, "42", "/deny", None);
+    discord.wait_for(DM, "after the denial", |t| t.contains("Left it alone"));
+    assert!(spared.exists());
+    assert!(
+        sb.mock.chat_requests()[5]
+            .to_string()
+            .to_lowercase()
+            .contains("denied")
     );
 }
 

@@ -299,3 +299,55 @@ fn stop_interrupts_a_running_tool() {
         "the sleep was cut short"
     );
 }
+
+#[test]
+fn a_gateway_killed_between_messages_answers_the_next_one_exactly_once() {
+    let Some(peer) = SlackPeer::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    configure(&sb, &peer, "");
+    sb.mock
+        .push(Reply::text("First answer: noted the colour blue."));
+    let alice = peer.user_id("alice");
+    let mut gw = start(&sb, &peer, Some(&alice));
+    let dm = peer.dm_with("alice");
+    let (ts, _) = peer.say("alice", &dm, "remember: my colour is blue", None);
+    peer.wait_for(&dm, Some(&ts), "to the first message", |t| {
+        t.contains("First answer")
+    });
+    // kill -9: no drain, no goodbye; the reply in the thread waits in Slack.
+    gw.child.kill().unwrap();
+    gw.child.wait().unwrap();
+    let (_, envelope) = peer.say("alice", &dm, "what is my colour?", Some(&ts));
+    sb.mock.push(Reply::text("Second answer: blue."));
+    let _gw2 = start(&sb, &peer, Some(&alice));
+    peer.wait_for(&dm, Some(&ts), "to the second message", |t| {
+        t.contains("Second answer")
+    });
+    wait_until("the envelope is acknowledged", || peer.acked(&envelope));
+    std::thread::sleep(Duration::from_secs(1));
+    let texts: Vec<String> = peer
+        .bot_messages(&dm, Some(&ts))
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("First answer")).count(),
+        1,
+        "{texts:?}"
+    );
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("Second answer")).count(),
+        1,
+        "{texts:?}"
+    );
+    let requests = sb.mock.chat_requests();
+    assert_eq!(requests.len(), 2, "each message reached the model once");
+    let second = requests[1].to_string();
+    assert!(
+        second.contains("my colour is blue") && second.contains("First answer"),
+        "{second}"
+    );
+    assert!(peer.connections() >= 2);
+}

@@ -50,6 +50,9 @@ const SEED: &str = "slack:
 #[derive(Default)]
 struct State {
     outbox: Vec<Value>,
+    /// Envelopes sent and not yet acknowledged: Slack sends them again on
+    /// the next connection.
+    inflight: Vec<Value>,
     acked: HashSet<String>,
     connections: usize,
     /// Web API methods the gateway called, in order.
@@ -169,7 +172,21 @@ fn serve_socket(stream: TcpStream, state: &Mutex<State>) {
     let Ok(mut ws) = tungstenite::accept(stream) else {
         return;
     };
-    state.lock().unwrap().connections += 1;
+    {
+        let mut st = state.lock().unwrap();
+        st.connections += 1;
+        let acked = st.acked.clone();
+        let again: Vec<Value> = st
+            .inflight
+            .drain(..)
+            .filter(|e| !acked.contains(e["envelope_id"].as_str().unwrap_or("")))
+            .map(|mut e| {
+                e["retry_attempt"] = json!(1);
+                e
+            })
+            .collect();
+        st.outbox.splice(0..0, again);
+    }
     let hello = json!({"type": "hello", "num_connections": 1,
                        "connection_info": {"app_id": "A000000001"}});
     let _ = ws.send(Message::text(hello.to_string()));
@@ -190,7 +207,12 @@ fn serve_socket(stream: TcpStream, state: &Mutex<State>) {
                 ) => {}
             Err(_) => return,
         }
-        let envelopes: Vec<Value> = std::mem::take(&mut state.lock().unwrap().outbox);
+        let envelopes: Vec<Value> = {
+            let mut st = state.lock().unwrap();
+            let out = std::mem::take(&mut st.outbox);
+            st.inflight.extend(out.iter().cloned());
+            out
+        };
         for envelope in envelopes {
             if ws.send(Message::text(envelope.to_string())).is_err() {
                 return;
