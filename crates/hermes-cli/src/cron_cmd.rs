@@ -34,17 +34,75 @@ enum CronAction {
     Add {
         /// When it runs.
         schedule: String,
-        /// What the agent is asked each time.
-        prompt: String,
+        /// What the agent is asked each time (optional with --skill or --script).
+        prompt: Option<String>,
         /// A name (default: the prompt's start).
         #[arg(long)]
         name: Option<String>,
-        /// Where the answer goes (local: saved under cron/output/).
+        /// Where the answer goes: origin, local (saved under cron/output/), a
+        /// platform's home channel (telegram, discord, slack), platform:chat_id[:thread_id], all.
         #[arg(long)]
         deliver: Option<String>,
         /// How many runs (default: one for a one-shot, forever otherwise).
         #[arg(long)]
         repeat: Option<i64>,
+        /// A skill to load for each run (repeat for several).
+        #[arg(long = "skill")]
+        skills: Vec<String>,
+        /// A script under HERMES_HOME/scripts/: its output feeds the prompt
+        /// (.sh/.bash run with bash, anything else with python3).
+        #[arg(long)]
+        script: Option<String>,
+        /// No agent: the script is the job and its output is delivered as it is.
+        #[arg(long)]
+        no_agent: bool,
+        /// The absolute directory runs work in.
+        #[arg(long)]
+        workdir: Option<String>,
+    },
+    /// Change a job (by id or name).
+    Edit {
+        /// The job.
+        job: String,
+        /// A new schedule.
+        #[arg(long)]
+        schedule: Option<String>,
+        /// A new prompt.
+        #[arg(long)]
+        prompt: Option<String>,
+        /// A new name.
+        #[arg(long)]
+        name: Option<String>,
+        /// A new delivery target.
+        #[arg(long)]
+        deliver: Option<String>,
+        /// A new repeat count (0: forever).
+        #[arg(long)]
+        repeat: Option<i64>,
+        /// Replace the job's skills with these (repeat for several).
+        #[arg(long = "skill")]
+        skills: Vec<String>,
+        /// Add a skill.
+        #[arg(long = "add-skill")]
+        add_skills: Vec<String>,
+        /// Remove a skill.
+        #[arg(long = "remove-skill")]
+        remove_skills: Vec<String>,
+        /// Remove every skill.
+        #[arg(long)]
+        clear_skills: bool,
+        /// A script under HERMES_HOME/scripts/ ("" clears it).
+        #[arg(long)]
+        script: Option<String>,
+        /// Deliver the script's output without the agent.
+        #[arg(long, conflicts_with = "agent")]
+        no_agent: bool,
+        /// Run the agent again (undoes --no-agent).
+        #[arg(long)]
+        agent: bool,
+        /// The absolute directory runs work in ("" clears it).
+        #[arg(long)]
+        workdir: Option<String>,
     },
     /// Pause a job (by id or name).
     Pause {
@@ -169,15 +227,39 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             name,
             deliver,
             repeat,
+            skills,
+            script,
+            no_agent,
+            workdir,
         } => {
-            let job = match jobs::new_job(
+            let prompt = prompt.unwrap_or_default();
+            if prompt.trim().is_empty() && skills.is_empty() && script.is_none() {
+                return fail("Failed to create job: give a prompt, a --skill or a --script".into());
+            }
+            let mut extras = serde_json::json!({"script": script, "workdir": workdir});
+            if !skills.is_empty() {
+                extras["skills"] = serde_json::json!(skills);
+            }
+            if no_agent {
+                extras["no_agent"] = Value::Bool(true);
+            }
+            let name = name.or_else(|| skills.first().cloned()).or_else(|| {
+                script.as_deref().map(|s| {
+                    std::path::Path::new(s)
+                        .file_stem()
+                        .map_or_else(|| s.to_owned(), |n| n.to_string_lossy().into_owned())
+                })
+            });
+            let made = jobs::new_job(
                 &when,
                 &prompt,
                 name.as_deref(),
                 deliver.as_deref(),
                 repeat,
                 now(),
-            ) {
+            )
+            .and_then(|mut job| jobs::set_extras(&root, &mut job, &extras).map(|_| job));
+            let job = match made {
                 Ok(job) => job,
                 Err(e) => return fail(format!("Failed to create job: {e}")),
             };
@@ -204,6 +286,68 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                 )?;
             }
             jobs::add(&root, job, now()).map_err(anyhow::Error::msg)?;
+        }
+        CronAction::Edit {
+            job,
+            schedule,
+            prompt,
+            name,
+            deliver,
+            repeat,
+            skills,
+            add_skills,
+            remove_skills,
+            clear_skills,
+            script,
+            no_agent,
+            agent,
+            workdir,
+        } => {
+            let all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let Ok(i) = jobs::find(&all, &job) else {
+                return fail(format!("Job not found: {job}"));
+            };
+            let mut changes = serde_json::json!({"schedule": schedule, "prompt": prompt, "name": name,
+                "deliver": deliver, "repeat": repeat, "script": script, "workdir": workdir});
+            if clear_skills
+                || !skills.is_empty()
+                || !add_skills.is_empty()
+                || !remove_skills.is_empty()
+            {
+                let mut list: Vec<String> = if clear_skills || !skills.is_empty() {
+                    skills
+                } else {
+                    hermes_session::cron::prompt::skill_names(&all[i])
+                };
+                list.extend(add_skills);
+                list.retain(|s| !remove_skills.contains(s));
+                list.dedup();
+                changes["skills"] = serde_json::json!(list);
+            }
+            if no_agent || agent {
+                changes["no_agent"] = Value::Bool(no_agent);
+            }
+            match jobs::update(&root, &job, &changes, now()) {
+                Ok(j) => {
+                    writeln!(
+                        out,
+                        "Updated job: {} ({})",
+                        text(&j["name"]),
+                        text(&j["id"])
+                    )?;
+                    writeln!(
+                        out,
+                        "  Schedule: {}",
+                        j["schedule"]["display"].as_str().unwrap_or("")
+                    )?;
+                    writeln!(
+                        out,
+                        "  Next run: {}",
+                        j["next_run_at"].as_str().unwrap_or("—")
+                    )?;
+                }
+                Err(e) => return fail(format!("Failed to update job: {e}")),
+            }
         }
         CronAction::Pause { job } => match jobs::pause(&root, &job, now()) {
             Ok(j) => writeln!(out, "Paused job: {} ({})", text(&j["name"]), text(&j["id"]))?,

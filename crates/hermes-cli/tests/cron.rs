@@ -267,19 +267,190 @@ fn the_model_schedules_a_job_with_cronjob_and_the_scheduler_runs_it() {
 }
 
 #[test]
-fn job_features_this_build_cannot_run_are_refused_not_stored() {
+fn a_missing_script_and_attach_to_session_are_refused_not_stored() {
     let sb = Sandbox::start();
-    let args = serde_json::json!({
+    let missing = serde_json::json!({
         "action": "create", "schedule": "every 1h", "prompt": "x", "script": "report.py",
     });
-    sb.mock
-        .push(Reply::tool_call("c1", "cronjob", &args.to_string()));
-    sb.mock.push(Reply::text("ok"));
+    let attach = serde_json::json!({
+        "action": "create", "schedule": "every 1h", "prompt": "x", "attach_to_session": true,
+    });
+    sb.mock.push_all([
+        Reply::tool_call("c1", "cronjob", &missing.to_string()),
+        Reply::tool_call("c2", "cronjob", &attach.to_string()),
+        Reply::text("ok"),
+    ]);
     sb.chat("schedule it", &[]);
-    let last = sb.requests().last().unwrap().to_string();
+    let requests = sb.requests();
+    let after_first = requests[1].to_string();
+    assert!(after_first.contains("Script not found"), "{after_first}");
+    let after_second = requests[2].to_string();
     assert!(
-        last.contains("script not supported by this build"),
-        "{last}"
+        after_second.contains("attach_to_session is not supported"),
+        "{after_second}"
     );
-    assert!(!sb.home.path().join("cron/jobs.json").exists());
+    let jobs = std::fs::read_to_string(sb.home.path().join("cron/jobs.json")).unwrap_or_default();
+    assert!(!jobs.contains("report.py"), "{jobs}");
+}
+
+fn cron(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    let out = sb.command().arg("cron").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "cron {args:?}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    out
+}
+
+fn latest_output(sb: &Sandbox, id: &str) -> String {
+    let dir = sb.home.path().join("cron/output").join(id);
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    std::fs::read_to_string(files.last().unwrap()).unwrap()
+}
+
+fn job_id(sb: &Sandbox, name: &str) -> String {
+    jobs(sb).into_iter().find(|j| j["name"] == name).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_script_is_the_whole_job_with_no_agent_and_its_gate_can_silence_it() {
+    let sb = Sandbox::start();
+    let scripts = sb.home.path().join("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    std::fs::write(scripts.join("disk.sh"), "echo \"disk at 91%\"\n").unwrap();
+    cron(
+        &sb,
+        &[
+            "add",
+            "every 1h",
+            "--script",
+            "disk.sh",
+            "--no-agent",
+            "--name",
+            "disk",
+        ],
+    );
+    let ran = cron(&sb, &["run", "disk"]);
+    assert!(stdout(&ran).contains("succeeded"), "{}", stdout(&ran));
+    assert!(latest_output(&sb, &job_id(&sb, "disk")).contains("disk at 91%"));
+    assert!(sb.mock.chat_requests().is_empty(), "no model was asked");
+    // The last line can say there is nothing to report.
+    std::fs::write(
+        scripts.join("disk.sh"),
+        "echo checked\necho '{\"wakeAgent\": false}'\n",
+    )
+    .unwrap();
+    cron(&sb, &["run", "disk"]);
+    assert!(sb.mock.chat_requests().is_empty());
+    // A failing script fails the run and says why.
+    std::fs::write(scripts.join("disk.sh"), "echo 'df: broken' >&2; exit 2\n").unwrap();
+    let out = sb.command().args(["cron", "run", "disk"]).output().unwrap();
+    assert!(
+        stdout(&out).contains("Script exited with code 2"),
+        "{}",
+        stdout(&out)
+    );
+    let job = jobs(&sb).into_iter().find(|j| j["name"] == "disk").unwrap();
+    assert_eq!(job["last_status"], "error");
+    // Scripts live in HERMES_HOME/scripts only.
+    std::fs::write(sb.home.path().join("evil.sh"), "echo no").unwrap();
+    let refused = sb
+        .command()
+        .args([
+            "cron",
+            "add",
+            "every 1h",
+            "--script",
+            "../evil.sh",
+            "--no-agent",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("outside the scripts directory"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn a_scripts_output_and_an_earlier_jobs_output_feed_the_prompt_and_jobs_can_be_edited() {
+    let sb = Sandbox::start();
+    let scripts = sb.home.path().join("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    std::fs::write(scripts.join("issues.py"), "print('42 open issues')\n").unwrap();
+    cron(
+        &sb,
+        &["add", "every 1h", "Count the issues.", "--name", "first"],
+    );
+    sb.mock.push(Reply::text("There were 40 yesterday."));
+    cron(&sb, &["run", "first"]);
+    let first = job_id(&sb, "first");
+    cron(
+        &sb,
+        &[
+            "add",
+            "every 1h",
+            "Compare with yesterday.",
+            "--script",
+            "issues.py",
+            "--name",
+            "trend",
+        ],
+    );
+    cron(
+        &sb,
+        &[
+            "edit",
+            "trend",
+            "--schedule",
+            "every 2h",
+            "--add-skill",
+            "meeting-notes",
+        ],
+    );
+    // context_from is the tool's field; the CLI edits what the reference's CLI edits.
+    let mut jobs = jobs(&sb);
+    let trend = jobs.iter_mut().find(|j| j["name"] == "trend").unwrap();
+    assert_eq!(trend["schedule"]["display"], "every 120m");
+    assert_eq!(trend["skills"], serde_json::json!(["meeting-notes"]));
+    trend["context_from"] = serde_json::json!([first]);
+    let text = serde_json::json!({"jobs": jobs}).to_string();
+    std::fs::write(sb.home.path().join("cron/jobs.json"), text).unwrap();
+    sb.mock.push(Reply::text("Up by two."));
+    cron(&sb, &["run", "trend"]);
+    let asked = sb.mock.chat_requests().last().unwrap().to_string();
+    assert!(
+        asked.contains("## Script Output") && asked.contains("42 open issues"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains(&format!("## Output from job '{first}'"))
+            && asked.contains("There were 40 yesterday.")
+    );
+    assert!(
+        asked.contains("meeting-notes") && asked.contains("Compare with yesterday."),
+        "{asked}"
+    );
+    let out = sb
+        .command()
+        .args(["cron", "edit", "trend"])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success() && stderr(&out).contains("No updates provided"),
+        "{}",
+        stderr(&out)
+    );
 }

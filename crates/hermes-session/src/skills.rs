@@ -63,6 +63,42 @@ pub fn invocation_message(
     })
 }
 
+/// A cron run's message for a job with skills: each skill marked as invoked,
+/// a notice for those not installed (so the answer mentions them), then the
+/// job's prompt as the instruction.
+pub fn cron_message(hermes_home: &std::path::Path, names: &[String], prompt: &str) -> String {
+    let store = SkillStore::for_home(hermes_home);
+    let activation = |skill: &str| {
+        format!(
+            "[IMPORTANT: The user invoked the \"{skill}\" skill and wants you to follow its \
+             instructions. The whole skill is loaded below.]"
+        )
+    };
+    let mut parts = Vec::new();
+    let mut skipped = Vec::new();
+    for name in names {
+        match skill_message(&store, name, &activation) {
+            Some(text) => parts.push(text),
+            None => skipped.push(name.as_str()),
+        }
+    }
+    if !skipped.is_empty() {
+        let list = skipped.join(", ");
+        parts.insert(
+            0,
+            format!(
+                "[IMPORTANT: These skill(s) were listed for this job but are not installed, so \
+                 they were skipped: {list}. Begin your answer with a short notice, e.g. \
+                 '⚠️ Skill(s) not found and skipped: {list}']"
+            ),
+        );
+    }
+    parts.push(format!(
+        "The user gave this instruction along with the skill invocation: {prompt}"
+    ));
+    parts.join("\n\n")
+}
+
 /// A skill's SKILL.md behind an activation note, with its directory so relative paths
 /// resolve; `None` when there is no such skill.
 fn skill_message(

@@ -208,7 +208,7 @@ mod tests {
             vec!["telegram".into(), "discord".into(), "slack".into()]
         }
         fn home(&self, platform: &str) -> Option<Target> {
-            (platform != "slack").then(|| Target {
+            matches!(platform, "telegram" | "discord").then(|| Target {
                 platform: platform.into(),
                 chat_id: format!("{platform}-home"),
                 thread_id: None,

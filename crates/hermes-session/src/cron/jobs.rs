@@ -52,6 +52,112 @@ pub fn save(home: &Path, jobs: &[Value], now: i64) -> Result<(), String> {
     .map_err(|e| format!("cannot write {}: {e}", dir.join("jobs.json").display()))
 }
 
+/// Sets the optional fields of a job from `args` (the tool's or the CLI's):
+/// `skills`, `script` (checked to lie in `HERMES_HOME/scripts/`), `no_agent`,
+/// `context_from`, `workdir`; an empty `script` or `workdir` clears it.
+/// Returns whether anything changed.
+pub fn set_extras(home: &Path, job: &mut Value, args: &Value) -> Result<bool, String> {
+    let mut changed = false;
+    if let Some(skills) = args.get("skills").filter(|v| !v.is_null()) {
+        let names: Vec<Value> = match skills {
+            Value::String(one) => vec![Value::from(one.trim())],
+            Value::Array(items) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(Value::from)
+                .collect(),
+            _ => return Err("skills must be a list of skill names".into()),
+        };
+        job["skill"] = names.first().cloned().unwrap_or(Value::Null);
+        job["skills"] = Value::Array(names);
+        changed = true;
+    }
+    if let Some(script) = args.get("script").and_then(Value::as_str) {
+        let script = script.trim();
+        if script.is_empty() {
+            job["script"] = Value::Null;
+        } else {
+            super::script::resolve(home, script, None)?;
+            job["script"] = Value::from(script);
+        }
+        changed = true;
+    }
+    if let Some(no_agent) = args.get("no_agent").and_then(Value::as_bool) {
+        job["no_agent"] = Value::Bool(no_agent);
+        changed = true;
+    }
+    if let Some(sources) = args.get("context_from").filter(|v| !v.is_null()) {
+        let ids: Vec<Value> = match sources {
+            Value::String(one) => vec![Value::from(one.trim())],
+            Value::Array(items) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(Value::from)
+                .collect(),
+            _ => return Err("context_from must be a list of job ids".into()),
+        };
+        job["context_from"] = Value::Array(ids);
+        changed = true;
+    }
+    if let Some(dir) = args.get("workdir").and_then(Value::as_str) {
+        let dir = dir.trim();
+        if dir.is_empty() {
+            job["workdir"] = Value::Null;
+        } else if !Path::new(dir).is_absolute() || !Path::new(dir).is_dir() {
+            return Err(format!(
+                "workdir must be an absolute path to a directory: {dir}"
+            ));
+        } else {
+            job["workdir"] = Value::from(dir);
+        }
+        changed = true;
+    }
+    if job["no_agent"] == true && job["script"].as_str().is_none_or(str::is_empty) {
+        return Err("no_agent needs a script: the script's output is what the job delivers".into());
+    }
+    Ok(changed)
+}
+
+/// Changes the fields `args` names; a new schedule is parsed and re-timed.
+pub fn update(home: &Path, key: &str, args: &Value, now: i64) -> Result<Value, String> {
+    let mut all = load(home)?;
+    let i = find(&all, key)?;
+    let job = &mut all[i];
+    let mut changed = false;
+    for field in ["prompt", "name", "deliver"] {
+        if let Some(v) = args[field].as_str() {
+            job[field] = Value::from(v);
+            changed = true;
+        }
+    }
+    changed |= set_extras(home, job, args)?;
+    if let Some(s) = args["schedule"].as_str() {
+        let schedule = parse_schedule(s, now)?;
+        let next = next_run(&schedule, None, now);
+        job["schedule_display"] = schedule["display"].clone();
+        job["schedule"] = schedule;
+        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(iso(n)));
+        if job["state"] != "paused" {
+            job["enabled"] = Value::Bool(true);
+            job["state"] = Value::from("scheduled");
+        }
+        changed = true;
+    }
+    if let Some(n) = args["repeat"].as_i64() {
+        let completed = job["repeat"]["completed"].clone();
+        job["repeat"] = json!({"times": if n > 0 { Value::from(n) } else { Value::Null }, "completed": completed});
+        changed = true;
+    }
+    if !changed {
+        return Err("No updates provided.".into());
+    }
+    let job = job.clone();
+    save(home, &all, now)?;
+    Ok(job)
+}
+
 /// A new job as the reference creates it (12 hex digit id).
 pub fn new_job(
     schedule_text: &str,
@@ -61,9 +167,6 @@ pub fn new_job(
     repeat: Option<i64>,
     now: i64,
 ) -> Result<Value, String> {
-    if prompt.trim().is_empty() {
-        return Err("create requires a prompt".into());
-    }
     let schedule = parse_schedule(schedule_text, now)?;
     let once = schedule["kind"] == "once";
     let times = match repeat {
@@ -77,7 +180,8 @@ pub fn new_job(
     })?;
     let name = name
         .map(str::to_owned)
-        .unwrap_or_else(|| prompt.chars().take(50).collect());
+        .or_else(|| (!prompt.trim().is_empty()).then(|| prompt.chars().take(50).collect()))
+        .unwrap_or_else(|| "cron job".to_owned());
     let display = schedule["display"].clone();
     let mut job = Map::new();
     for (key, value) in [

@@ -2,6 +2,8 @@
 
 pub mod deliver;
 pub mod jobs;
+pub mod prompt;
 pub mod run;
 pub mod schedule;
+pub mod script;
 pub mod tool;

@@ -10,16 +10,10 @@ use super::schedule::now;
 use hermes_protocol::{Event, Op};
 use serde_json::{Value, json};
 
-use super::deliver;
 use super::jobs::{self, cron_dir, is_due};
 use super::schedule::{iso, next_run};
+use super::{deliver, prompt, script};
 use crate::{SessionManager, SessionSpec};
-
-/// Put in front of every job's prompt, as the reference does.
-const CRON_NOTICE: &str = "[IMPORTANT: You are running as a scheduled cron job. DELIVERY: Your final \
-response will be automatically delivered to the user — do NOT use send_message or try to deliver \
-the output yourself. SILENT: If there is genuinely nothing new to report, respond with exactly \
-\"[SILENT]\" (nothing else) to suppress delivery. Never combine [SILENT] with content.]";
 
 /// Outputs kept per job (`cron.output_retention` in the reference).
 const OUTPUT_RETENTION: usize = 50;
@@ -111,14 +105,15 @@ pub async fn run_job(
     let id = job["id"].as_str().unwrap_or_default().to_owned();
     let name = job["name"].as_str().unwrap_or(&id).to_owned();
     let started = now();
-    let result = answer(manager, &job, started).await;
+    let Ran { result, alert } = execute(manager, home, &job, started).await;
     let output = save_output(home, &job, started, &result).ok();
     let silent = result.as_ref().is_ok_and(|t| is_silent(t));
     // Failed runs always say so; a [SILENT] answer is kept, not sent.
-    let content = match &result {
-        Ok(_) if silent => None,
-        Ok(text) => Some(text.clone()),
-        Err(e) => Some(deliver::failure_note(&job, e)),
+    let content = match (&result, alert) {
+        (_, Some(alert)) => Some(alert),
+        (Ok(_), None) if silent => None,
+        (Ok(text), None) => Some(text.clone()),
+        (Err(e), None) => Some(deliver::failure_note(&job, e)),
     };
     let delivery_error = match content {
         Some(content) => {
@@ -147,8 +142,105 @@ pub async fn run_job(
     })
 }
 
-/// The job's answer from a fresh session.
-async fn answer(manager: &SessionManager, job: &Value, started: i64) -> Result<String, String> {
+/// What one run produced: the answer (or why there is none) and, for a
+/// script job whose script failed, the alert to send instead of the usual
+/// failure note.
+struct Ran {
+    result: Result<String, String>,
+    alert: Option<String>,
+}
+
+impl Ran {
+    fn silent() -> Self {
+        Self {
+            result: Ok("[SILENT]".to_owned()),
+            alert: None,
+        }
+    }
+}
+
+/// Runs the job's script (if any), then the agent unless the script is the
+/// whole job (`no_agent`) or its output says not to wake it.
+async fn execute(manager: &SessionManager, home: &Path, job: &Value, started: i64) -> Ran {
+    let setup = manager.services().setup();
+    let name = job["name"].as_str().or(job["id"].as_str()).unwrap_or("job");
+    let workdir = job["workdir"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_dir());
+    let ran_script = match job["script"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        Some(named) => {
+            let user_home = setup.env.get("HOME").map(std::path::PathBuf::from);
+            Some(match script::resolve(home, named, user_home.as_deref()) {
+                Ok(path) => {
+                    let timeout = script::timeout(
+                        setup.env.get("HERMES_CRON_SCRIPT_TIMEOUT"),
+                        &setup.config.raw,
+                    );
+                    let hidden = crate::secrets::credential_vars(setup);
+                    // A no_agent job runs where the job says; a pre-run script beside itself.
+                    let cwd = if job["no_agent"] == true {
+                        workdir.as_deref()
+                    } else {
+                        None
+                    };
+                    script::run(&path, cwd, timeout, &hidden).await
+                }
+                Err(e) => Err(e),
+            })
+        }
+        None => None,
+    };
+    if job["no_agent"] == true {
+        return match ran_script {
+            None => Ran {
+                result: Err("no_agent=True but no script is set for this job".to_owned()),
+                alert: None,
+            },
+            Some(Err(output)) => {
+                let t = hermes_state::time::UtcTime::from_unix(now());
+                Ran {
+                    alert: Some(format!(
+                        "⚠ Cron watchdog '{name}' script failed\n\n{output}\n\nTime: {}",
+                        t.iso().replace('T', " ")
+                    )),
+                    result: Err(output),
+                }
+            }
+            Some(Ok(output)) if output.trim().is_empty() || !script::wakes_agent(&output) => {
+                Ran::silent()
+            }
+            Some(Ok(output)) => Ran {
+                result: Ok(output),
+                alert: None,
+            },
+        };
+    }
+    if let Some(Ok(output)) = &ran_script
+        && !script::wakes_agent(output)
+    {
+        return Ran::silent();
+    }
+    let Some(prompt) = prompt::build(home, job, ran_script.as_ref()) else {
+        return Ran::silent();
+    };
+    Ran {
+        result: answer(manager, job, started, prompt).await,
+        alert: None,
+    }
+}
+
+/// The job's answer to `prompt` from a fresh session.
+async fn answer(
+    manager: &SessionManager,
+    job: &Value,
+    started: i64,
+    prompt: String,
+) -> Result<String, String> {
     let setup = manager.services().setup();
     let cwd = job["workdir"]
         .as_str()
@@ -182,10 +274,6 @@ async fn answer(manager: &SessionManager, job: &Value, started: i64) -> Result<S
         ..SessionSpec::new("cron", cwd)
     };
     let mut conv = manager.start(spec).await.map_err(|e| e.to_string())?;
-    let prompt = format!(
-        "{CRON_NOTICE}\n\n{}",
-        job["prompt"].as_str().unwrap_or_default()
-    );
     let id = conv
         .submit(Op::UserInput { text: prompt })
         .map_err(|e| e.to_string())?;

@@ -154,33 +154,12 @@ impl Tool for CronjobTool {
                     .ok_or_else(|| error(format!("job_id is required for {action}")))
             };
             // Say so rather than store what no run would honour.
-            let unsupported: Vec<&str> = [
-                (
-                    "skills",
-                    args["skills"].as_array().is_some_and(|s| !s.is_empty()),
-                ),
-                ("script", text("script").is_some()),
-                ("no_agent", args["no_agent"].as_bool() == Some(true)),
-                (
-                    "context_from",
-                    args["context_from"]
-                        .as_array()
-                        .is_some_and(|s| !s.is_empty()),
-                ),
-                (
-                    "attach_to_session",
-                    args["attach_to_session"].as_bool() == Some(true),
-                ),
-            ]
-            .iter()
-            .filter(|(_, set)| *set)
-            .map(|(name, _)| *name)
-            .collect();
-            if matches!(action.as_str(), "create" | "update") && !unsupported.is_empty() {
-                return Ok(error(format!(
-                    "{} not supported by this build's scheduler yet; put what the job needs in its prompt instead.",
-                    unsupported.join(", ")
-                )));
+            if matches!(action.as_str(), "create" | "update")
+                && args["attach_to_session"].as_bool() == Some(true)
+            {
+                return Ok(error(
+                    "attach_to_session is not supported by this build's scheduler yet; the answer is delivered to the job's chat instead.",
+                ));
             }
             Ok(match action.as_str() {
                 "create" => {
@@ -206,6 +185,7 @@ impl Tool for CronjobTool {
                         if let Some(origin) = &origin {
                             job["origin"] = origin.clone();
                         }
+                        jobs::set_extras(&home, &mut job, &args)?;
                         if let Some(toolsets) =
                             args.get("enabled_toolsets").filter(|v| v.is_array())
                         {
@@ -292,7 +272,7 @@ impl Tool for CronjobTool {
                         Ok(k) => k,
                         Err(e) => return Ok(e),
                     };
-                    match update(&home, &key, &args, t) {
+                    match jobs::update(&home, &key, &args, t) {
                         Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
                         Err(e) => error(e),
                     }
@@ -301,41 +281,4 @@ impl Tool for CronjobTool {
             })
         })
     }
-}
-
-/// Changes the fields `args` names; a new schedule is parsed and re-timed.
-fn update(home: &std::path::Path, key: &str, args: &Value, now: i64) -> Result<Value, String> {
-    let mut all = jobs::load(home)?;
-    let i = jobs::find(&all, key)?;
-    let job = &mut all[i];
-    let mut changed = false;
-    for field in ["prompt", "name", "deliver", "workdir"] {
-        if let Some(v) = args[field].as_str() {
-            job[field] = Value::from(v);
-            changed = true;
-        }
-    }
-    if let Some(s) = args["schedule"].as_str() {
-        let schedule = super::schedule::parse_schedule(s, now)?;
-        let next = super::schedule::next_run(&schedule, None, now);
-        job["schedule_display"] = schedule["display"].clone();
-        job["schedule"] = schedule;
-        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(super::schedule::iso(n)));
-        if job["state"] != "paused" {
-            job["enabled"] = Value::Bool(true);
-            job["state"] = Value::from("scheduled");
-        }
-        changed = true;
-    }
-    if let Some(n) = args["repeat"].as_i64() {
-        let completed = job["repeat"]["completed"].clone();
-        job["repeat"] = json!({"times": if n > 0 { Value::from(n) } else { Value::Null }, "completed": completed});
-        changed = true;
-    }
-    if !changed {
-        return Err("No updates provided.".into());
-    }
-    let job = job.clone();
-    jobs::save(home, &all, now)?;
-    Ok(job)
 }
