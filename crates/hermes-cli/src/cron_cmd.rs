@@ -148,6 +148,17 @@ fn delivering_manager(flags: &RunArgs) -> Result<SessionManager> {
     Ok(manager)
 }
 
+/// The zone schedules are read in (`HERMES_TIMEZONE`, `timezone:`, the
+/// server's); a name that is not understood is said once.
+fn zone(flags: &RunArgs) -> Result<hermes_session::cron::zone::Zone> {
+    let setup = crate::chat::load_setup(flags)?;
+    let (zone, warning) = hermes_session::cron::zone::Zone::for_setup(&setup);
+    if let Some(warning) = warning {
+        writeln!(std::io::stderr(), "Warning: {warning}")?;
+    }
+    Ok(zone)
+}
+
 fn text(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
@@ -257,6 +268,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                 deliver.as_deref(),
                 repeat,
                 now(),
+                &zone(flags)?,
             )
             .and_then(|mut job| jobs::set_extras(&root, &mut job, &extras).map(|_| job));
             let job = match made {
@@ -327,7 +339,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             if no_agent || agent {
                 changes["no_agent"] = Value::Bool(no_agent);
             }
-            match jobs::update(&root, &job, &changes, now()) {
+            match jobs::update(&root, &job, &changes, now(), &zone(flags)?) {
                 Ok(j) => {
                     writeln!(
                         out,
@@ -353,7 +365,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             Ok(j) => writeln!(out, "Paused job: {} ({})", text(&j["name"]), text(&j["id"]))?,
             Err(_) => return fail(format!("Job not found: {job}")),
         },
-        CronAction::Resume { job } => match jobs::resume(&root, &job, now()) {
+        CronAction::Resume { job } => match jobs::resume(&root, &job, now(), &zone(flags)?) {
             Ok(j) => {
                 writeln!(
                     out,

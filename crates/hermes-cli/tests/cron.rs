@@ -454,3 +454,78 @@ fn a_scripts_output_and_an_earlier_jobs_output_feed_the_prompt_and_jobs_can_be_e
         stderr(&out)
     );
 }
+
+#[test]
+fn schedules_are_read_in_hermes_timezone_or_the_configured_zone() {
+    let sb = Sandbox::start();
+    // A POSIX TZ string needs no tz database; an IANA name is tried where one is installed.
+    let out = sb
+        .command()
+        .env("HERMES_TIMEZONE", "IST-5:30")
+        .args([
+            "cron",
+            "add",
+            "0 9 * * *",
+            "Morning report",
+            "--name",
+            "morning",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let morning = jobs(&sb)
+        .into_iter()
+        .find(|j| j["name"] == "morning")
+        .unwrap();
+    let next = morning["next_run_at"].as_str().unwrap();
+    assert!(next.ends_with("T09:00:00+05:30"), "{next}");
+    sb.add_config("timezone: NZST-12\n");
+    cron(
+        &sb,
+        &["add", "30 18 * * *", "Evening report", "--name", "evening"],
+    );
+    let evening = jobs(&sb)
+        .into_iter()
+        .find(|j| j["name"] == "evening")
+        .unwrap();
+    assert!(
+        evening["next_run_at"]
+            .as_str()
+            .unwrap()
+            .ends_with("T18:30:00+12:00"),
+        "{evening}"
+    );
+    if std::path::Path::new("/usr/share/zoneinfo/Asia/Kolkata").exists() {
+        let out = sb
+            .command()
+            .env("HERMES_TIMEZONE", "Asia/Kolkata")
+            .args(["cron", "add", "0 7 * * *", "Early", "--name", "early"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let early = jobs(&sb)
+            .into_iter()
+            .find(|j| j["name"] == "early")
+            .unwrap();
+        assert!(
+            early["next_run_at"]
+                .as_str()
+                .unwrap()
+                .ends_with("T07:00:00+05:30"),
+            "{early}"
+        );
+    }
+    // A name that means nothing is said, and the server's time is used.
+    let out = sb
+        .command()
+        .env("HERMES_TIMEZONE", "Mars/Olympus_Mons")
+        .args(["cron", "add", "every 1h", "Ping", "--name", "ping"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("unknown time zone \"Mars/Olympus_Mons\""),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::schedule::{iso, next_run, parse_schedule};
+use super::zone::Zone;
 
 /// The cron directory of a Hermes home.
 pub fn cron_dir(home: &Path) -> PathBuf {
@@ -121,7 +122,13 @@ pub fn set_extras(home: &Path, job: &mut Value, args: &Value) -> Result<bool, St
 }
 
 /// Changes the fields `args` names; a new schedule is parsed and re-timed.
-pub fn update(home: &Path, key: &str, args: &Value, now: i64) -> Result<Value, String> {
+pub fn update(
+    home: &Path,
+    key: &str,
+    args: &Value,
+    now: i64,
+    zone: &Zone,
+) -> Result<Value, String> {
     let mut all = load(home)?;
     let i = find(&all, key)?;
     let job = &mut all[i];
@@ -134,11 +141,11 @@ pub fn update(home: &Path, key: &str, args: &Value, now: i64) -> Result<Value, S
     }
     changed |= set_extras(home, job, args)?;
     if let Some(s) = args["schedule"].as_str() {
-        let schedule = parse_schedule(s, now)?;
-        let next = next_run(&schedule, None, now);
+        let schedule = parse_schedule(s, now, zone)?;
+        let next = next_run(&schedule, None, now, zone);
         job["schedule_display"] = schedule["display"].clone();
         job["schedule"] = schedule;
-        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(iso(n)));
+        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(zone.iso(n)));
         if job["state"] != "paused" {
             job["enabled"] = Value::Bool(true);
             job["state"] = Value::from("scheduled");
@@ -166,8 +173,9 @@ pub fn new_job(
     deliver: Option<&str>,
     repeat: Option<i64>,
     now: i64,
+    zone: &Zone,
 ) -> Result<Value, String> {
-    let schedule = parse_schedule(schedule_text, now)?;
+    let schedule = parse_schedule(schedule_text, now, zone)?;
     let once = schedule["kind"] == "once";
     let times = match repeat {
         Some(n) if n > 0 => Value::from(n),
@@ -175,7 +183,7 @@ pub fn new_job(
         None if once => Value::from(1),
         None => Value::Null,
     };
-    let next = next_run(&schedule, None, now).ok_or_else(|| {
+    let next = next_run(&schedule, None, now, zone).ok_or_else(|| {
         "Requested one-shot time is more than 120s in the past and cannot be scheduled.".to_owned()
     })?;
     let name = name
@@ -201,7 +209,7 @@ pub fn new_job(
         ("paused_at", Value::Null),
         ("paused_reason", Value::Null),
         ("created_at", Value::from(iso(now))),
-        ("next_run_at", Value::from(iso(next))),
+        ("next_run_at", Value::from(zone.iso(next))),
         ("last_run_at", Value::Null),
         ("last_status", Value::Null),
         ("last_error", Value::Null),
@@ -273,14 +281,14 @@ pub fn pause(home: &Path, key: &str, now: i64) -> Result<Value, String> {
 }
 
 /// Resumes the job `key`, scheduling its next run from now.
-pub fn resume(home: &Path, key: &str, now: i64) -> Result<Value, String> {
+pub fn resume(home: &Path, key: &str, now: i64, zone: &Zone) -> Result<Value, String> {
     change(home, key, now, |job| {
-        let next = next_run(&job["schedule"].clone(), None, now);
+        let next = next_run(&job["schedule"].clone(), None, now, zone);
         job["enabled"] = Value::Bool(true);
         job["state"] = Value::from("scheduled");
         job["paused_at"] = Value::Null;
         job["paused_reason"] = Value::Null;
-        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(iso(n)));
+        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(zone.iso(n)));
     })
 }
 

@@ -7,3 +7,4 @@ pub mod run;
 pub mod schedule;
 pub mod script;
 pub mod tool;
+pub mod zone;

@@ -11,7 +11,7 @@ use hermes_protocol::{Event, Op};
 use serde_json::{Value, json};
 
 use super::jobs::{self, cron_dir, is_due};
-use super::schedule::{iso, next_run};
+use super::schedule::next_run;
 use super::{deliver, prompt, script};
 use crate::{SessionManager, SessionSpec};
 
@@ -69,6 +69,7 @@ pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, S
         return Ok(None);
     };
     let now = now();
+    let (zone, _) = super::zone::Zone::for_setup(manager.services().setup());
     let mut all = jobs::load(&home)?;
     let mut due = Vec::new();
     for job in &mut all {
@@ -79,8 +80,8 @@ pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, S
         let schedule = job["schedule"].clone();
         if schedule["kind"] != "once" {
             // Missed slots collapse into this one run; the next is in the future.
-            job["next_run_at"] =
-                next_run(&schedule, Some(now), now).map_or(Value::Null, |t| Value::from(iso(t)));
+            job["next_run_at"] = next_run(&schedule, Some(now), now, &zone)
+                .map_or(Value::Null, |t| Value::from(zone.iso(t)));
         }
     }
     if due.is_empty() {
@@ -131,7 +132,8 @@ pub async fn run_job(
         }
         None => None,
     };
-    record(home, &id, &result, delivery_error.clone(), now())?;
+    let (zone, _) = super::zone::Zone::for_setup(manager.services().setup());
+    record(home, &id, &result, delivery_error.clone(), now(), &zone)?;
     Ok(RunOutcome {
         job_id: id,
         name,
@@ -353,13 +355,14 @@ fn record(
     result: &Result<String, String>,
     delivery_error: Option<String>,
     now: i64,
+    zone: &super::zone::Zone,
 ) -> Result<(), String> {
     let mut all = jobs::load(home)?;
     let Some(i) = all.iter().position(|j| j["id"] == id) else {
         return Ok(());
     };
     let job = &mut all[i];
-    job["last_run_at"] = Value::from(iso(now));
+    job["last_run_at"] = Value::from(zone.iso(now));
     job["last_status"] = Value::from(if result.is_ok() { "ok" } else { "error" });
     job["last_error"] = result
         .as_ref()
@@ -373,8 +376,8 @@ fn record(
     if times.is_some_and(|t| completed >= t) {
         all.remove(i);
     } else if job["schedule"]["kind"] != "once" {
-        match next_run(&job["schedule"].clone(), Some(now), now) {
-            Some(next) => job["next_run_at"] = Value::from(iso(next)),
+        match next_run(&job["schedule"].clone(), Some(now), now, zone) {
+            Some(next) => job["next_run_at"] = Value::from(zone.iso(next)),
             None => job["state"] = Value::from("error"),
         }
     } else {

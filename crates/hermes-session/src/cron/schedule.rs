@@ -1,8 +1,12 @@
 //! Cron schedules as the reference writes them in `jobs.json`: one-shot
 //! delays (`30m`), intervals (`every 2h`), 5-field cron expressions and ISO
-//! timestamps, and when each next runs. Times are UTC (`+00:00`).
+//! timestamps, and when each next runs. Cron expressions and times without
+//! an offset are read in the configured [`Zone`] (as the reference reads
+//! them in its clock's zone); times are stored with that zone's offset.
 
 use hermes_state::time::UtcTime;
+
+use super::zone::Zone;
 use serde_json::{Value, json};
 
 /// Seconds a one-shot may be overdue and still be scheduled.
@@ -24,6 +28,22 @@ pub fn iso(unix: i64) -> String {
 /// fractions, `Z` or a `±HH:MM` offset; a bare date is midnight). Naive
 /// times are UTC.
 pub fn parse_iso(text: &str) -> Option<i64> {
+    let (wall, offset) = parse_iso_parts(text)?;
+    Some(wall - offset.unwrap_or(0))
+}
+
+/// As [`parse_iso`], with naive times read in `zone`.
+pub fn parse_iso_in(text: &str, zone: &Zone) -> Option<i64> {
+    let (wall, offset) = parse_iso_parts(text)?;
+    Some(match offset {
+        Some(offset) => wall - offset,
+        None => zone.instant(wall),
+    })
+}
+
+/// The wall clock of an ISO timestamp (as Unix seconds of that clock in
+/// UTC) and its offset, when it has one.
+fn parse_iso_parts(text: &str) -> Option<(i64, Option<i64>)> {
     let text = text.trim();
     let (date, rest) = match text.find(['T', ' ']) {
         Some(i) => (&text[..i], &text[i + 1..]),
@@ -56,13 +76,14 @@ pub fn parse_iso(text: &str) -> Option<i64> {
         return None;
     }
     let offset_secs = match offset {
-        "" | "Z" => 0,
+        "" => None,
+        "Z" => Some(0),
         zone => {
             let sign = if zone.starts_with('-') { -1 } else { 1 };
             let mut z = zone[1..].split(':');
             let h = z.next()?.parse::<i64>().ok()?;
             let m = z.next().map_or(Some(0), |s| s.parse::<i64>().ok())?;
-            sign * (h * 3600 + m * 60)
+            Some(sign * (h * 3600 + m * 60))
         }
     };
     let t = UtcTime {
@@ -73,7 +94,7 @@ pub fn parse_iso(text: &str) -> Option<i64> {
         minute,
         second,
     };
-    Some(t.to_unix() - offset_secs)
+    Some((t.to_unix(), offset_secs))
 }
 
 /// Minutes in a duration such as `30m`, `2h`, `1 day`.
@@ -92,7 +113,7 @@ pub fn parse_minutes(text: &str) -> Option<u64> {
 }
 
 /// The schedule object for `text`, as of `now`; `Err` says what is accepted.
-pub fn parse_schedule(text: &str, now: i64) -> Result<Value, String> {
+pub fn parse_schedule(text: &str, now: i64, zone: &Zone) -> Result<Value, String> {
     let text = text.trim();
     let lower = text.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("every ") {
@@ -115,16 +136,16 @@ pub fn parse_schedule(text: &str, now: i64) -> Result<Value, String> {
             && text.as_bytes()[4] == b'-'
             && text[..4].bytes().all(|b| b.is_ascii_digit()));
     if looks_dated {
-        let at = parse_iso(text).ok_or_else(|| invalid(text))?;
-        let t = UtcTime::from_unix(at);
+        let at = parse_iso_in(text, zone).ok_or_else(|| invalid(text))?;
+        let t = zone.wall(at);
         return Ok(
-            json!({"kind": "once", "run_at": iso(at), "display": format!("once at {}", t.short())}),
+            json!({"kind": "once", "run_at": zone.iso(at), "display": format!("once at {}", t.short())}),
         );
     }
     if let Some(minutes) = parse_minutes(text) {
         let at = now + i64::try_from(minutes).unwrap_or(0) * 60;
         return Ok(
-            json!({"kind": "once", "run_at": iso(at), "display": format!("once in {text}")}),
+            json!({"kind": "once", "run_at": zone.iso(at), "display": format!("once in {text}")}),
         );
     }
     Err(invalid(text))
@@ -138,7 +159,7 @@ fn invalid(text: &str) -> String {
 
 /// When a job with `schedule` runs next after `last_run` (or from `now` when
 /// it never ran); `None` for a one-shot that ran or is too far past.
-pub fn next_run(schedule: &Value, last_run: Option<i64>, now: i64) -> Option<i64> {
+pub fn next_run(schedule: &Value, last_run: Option<i64>, now: i64, zone: &Zone) -> Option<i64> {
     match schedule.get("kind")?.as_str()? {
         "once" => {
             let at = parse_iso(schedule.get("run_at")?.as_str()?)?;
@@ -150,18 +171,18 @@ pub fn next_run(schedule: &Value, last_run: Option<i64>, now: i64) -> Option<i64
         }
         "cron" => CronExpr::parse(schedule.get("expr")?.as_str()?)
             .ok()?
-            .next_after(last_run.unwrap_or(now)),
+            .next_after(last_run.unwrap_or(now), zone),
         _ => None,
     }
 }
 
 /// How late a recurring job may fire and still count as on time: half its
 /// period, between 2 minutes and 2 hours.
-pub fn grace_secs(schedule: &Value, now: i64) -> i64 {
+pub fn grace_secs(schedule: &Value, now: i64, zone: &Zone) -> i64 {
     let period = match schedule.get("kind").and_then(Value::as_str) {
         Some("interval") => schedule.get("minutes").and_then(Value::as_i64).unwrap_or(0) * 60,
-        Some("cron") => next_run(schedule, Some(now), now)
-            .and_then(|a| next_run(schedule, Some(a), now).map(|b| b - a))
+        Some("cron") => next_run(schedule, Some(now), now, zone)
+            .and_then(|a| next_run(schedule, Some(a), now, zone).map(|b| b - a))
             .unwrap_or(0),
         _ => 0,
     };
@@ -242,9 +263,9 @@ impl CronExpr {
         })
     }
 
-    fn day_matches(&self, t: &UtcTime, unix: i64) -> bool {
+    fn day_matches(&self, t: &UtcTime, wall: i64) -> bool {
         // 1970-01-01 was a Thursday (4).
-        let weekday = ((unix.div_euclid(86_400) + 4).rem_euclid(7)) as usize;
+        let weekday = ((wall.div_euclid(86_400) + 4).rem_euclid(7)) as usize;
         let dom = self.days[t.day as usize];
         let dow = self.weekdays[weekday];
         // As cron does: with both restricted, either one matching is enough.
@@ -256,19 +277,25 @@ impl CronExpr {
         }
     }
 
-    /// The first matching minute strictly after `unix`.
-    pub fn next_after(&self, unix: i64) -> Option<i64> {
+    /// The first minute strictly after `unix` whose wall clock in `zone` matches.
+    pub fn next_after(&self, unix: i64, zone: &Zone) -> Option<i64> {
         let mut t = (unix.div_euclid(60) + 1) * 60;
         // Four years of minutes bounds the search (29 February included).
         let end = t + 4 * 366 * 86_400;
         while t < end {
-            let c = UtcTime::from_unix(t);
-            if !self.months[c.month as usize] || !self.day_matches(&c, t) {
-                t = (t.div_euclid(86_400) + 1) * 86_400;
+            let offset = zone.offset_at(t);
+            let wall = t + offset;
+            let c = UtcTime::from_unix(wall);
+            if !self.months[c.month as usize] || !self.day_matches(&c, wall) {
+                // To the next local midnight; an hour early, in case the
+                // offset changes that night (the loop checks again).
+                let midnight = (wall.div_euclid(86_400) + 1) * 86_400 - offset - 3600;
+                t = (midnight.div_euclid(60) * 60).max(t + 60);
                 continue;
             }
             if !self.hours[c.hour as usize] {
-                t = (t.div_euclid(3600) + 1) * 3600;
+                let hour = (wall.div_euclid(3600) + 1) * 3600 - offset;
+                t = (hour.div_euclid(60) * 60).max(t + 60);
                 continue;
             }
             if self.minutes[c.minute as usize] {

@@ -148,6 +148,7 @@ impl Tool for CronjobTool {
                 .to_ascii_lowercase();
             let text = |key: &str| args[key].as_str().map(str::trim).filter(|s| !s.is_empty());
             let t = now();
+            let (zone, _) = super::zone::Zone::for_setup(self.manager.services().setup());
             let key = text("job_id").map(str::to_owned);
             let need_key = || {
                 key.clone()
@@ -180,6 +181,7 @@ impl Tool for CronjobTool {
                         Some(deliver),
                         args["repeat"].as_i64(),
                         t,
+                        &zone,
                     )
                     .and_then(|mut job| {
                         if let Some(origin) = &origin {
@@ -230,7 +232,7 @@ impl Tool for CronjobTool {
                     let changed = if action == "pause" {
                         jobs::pause(&home, &key, t)
                     } else {
-                        jobs::resume(&home, &key, t)
+                        jobs::resume(&home, &key, t, &zone)
                     };
                     match changed {
                         Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
@@ -272,7 +274,7 @@ impl Tool for CronjobTool {
                         Ok(k) => k,
                         Err(e) => return Ok(e),
                     };
-                    match jobs::update(&home, &key, &args, t) {
+                    match jobs::update(&home, &key, &args, t, &zone) {
                         Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
                         Err(e) => error(e),
                     }
