@@ -242,7 +242,17 @@ impl Session {
             checkpoints: run.checkpoints,
             ..SessionSpec::new("cli", cwd)
         };
-        let conv = SessionManager::new(setup.clone()).start(spec).await?;
+        // The daily sweep of the checkpoint store runs while the session
+        // starts, and is over before its first turn can take a checkpoint.
+        let upkeep = {
+            let setup = setup.clone();
+            tokio::task::spawn_blocking(move || {
+                hermes_session::checkpoint_upkeep(&setup, std::time::SystemTime::now())
+            })
+        };
+        let manager = SessionManager::new(setup.clone());
+        let (conv, _) = tokio::join!(manager.start(spec), upkeep);
+        let conv = conv?;
         let mut err = std::io::stderr();
         for notice in conv.notices() {
             match notice {

@@ -85,6 +85,12 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     let _lock = lock::GatewayLock::acquire(&home, replace, std::time::Duration::from_secs(35))
         .map_err(anyhow::Error::msg)?;
     let cwd = std::env::current_dir()?;
+    // As the reference's gateway does at start; its sessions take no
+    // checkpoints, so the sweep need not hold up the start.
+    let upkeep = setup.clone();
+    tokio::task::spawn_blocking(move || {
+        hermes_session::checkpoint_upkeep(&upkeep, std::time::SystemTime::now())
+    });
     let manager = SessionManager::new(setup);
     let stop = CancellationToken::new();
     let signals = stop.clone();

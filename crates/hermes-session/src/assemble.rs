@@ -255,7 +255,7 @@ pub(crate) async fn assemble(
         .processes(Arc::new(processes))
         // `checkpoints.enabled` is for terminal sessions, as in the reference:
         // a server's sessions would each block on snapshots of shared trees.
-        .checkpoints(Arc::new(checkpoints(
+        .checkpoints(Arc::new(crate::checkpoints::checkpoints(
             services.setup(),
             spec.checkpoints,
             spec.source == "cli",
@@ -311,29 +311,6 @@ pub(crate) async fn assemble(
         store,
         titler,
     })
-}
-
-/// The session's checkpoints: on when `forced` (`--checkpoints`), or, when
-/// `from_config`, with `checkpoints.enabled` (`checkpoints: true` is short for
-/// it); `max_snapshots` per project (20).
-pub fn checkpoints(
-    setup: &crate::Setup,
-    forced: bool,
-    from_config: bool,
-) -> hermes_tools::checkpoints::Checkpoints {
-    let section = setup.config.get("checkpoints");
-    let enabled = forced
-        || from_config
-            && match section {
-                Some(serde_json::Value::Bool(on)) => *on,
-                Some(v) => v.get("enabled").and_then(serde_json::Value::as_bool) == Some(true),
-                None => false,
-            };
-    let max = section
-        .and_then(|v| v.get("max_snapshots"))
-        .and_then(serde_json::Value::as_u64)
-        .map_or(20, |n| usize::try_from(n).unwrap_or(20));
-    hermes_tools::checkpoints::Checkpoints::new(setup.home.root(), enabled, max)
 }
 
 /// What titles the session, when it is titled automatically: not with

@@ -10,8 +10,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod assemble;
-pub use assemble::checkpoints;
 pub mod auxiliary;
+mod checkpoints;
+pub use checkpoints::{checkpoint_upkeep, checkpoints};
 pub mod bundled_skills;
 mod conversation;
 pub mod cron;

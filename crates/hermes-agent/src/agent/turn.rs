@@ -1,6 +1,8 @@
 //! The driver of one turn: it performs what [`TurnMachine`] decides (call the
 //! model, run tools, finish) and reports back what came of it.
 
+use std::sync::Arc;
+
 use hermes_llm::{Completion, LlmError};
 use hermes_protocol::{Event, Message, Role, ToolCall, TurnEnd, Usage};
 use hermes_tools::ToolContext;
@@ -307,8 +309,8 @@ impl Agent {
                 machine.refund();
             }
             let (runnable, blocked) = self.guardrails.screen(&prepared);
-            if let Some(checkpoints) = self.checkpoints.as_deref() {
-                checkpoint_before(checkpoints, &runnable, &ctx);
+            if let Some(checkpoints) = &self.checkpoints {
+                checkpoint_before(checkpoints, &runnable, &ctx).await;
             }
             let ran = run_batch(&runnable, &self.tools, &ctx, events).await;
             let (mut results, halt) = self.guardrails.review(&prepared, ran, blocked, events);
@@ -436,8 +438,11 @@ fn shape_of(reply: &Message) -> ReplyShape {
 /// Saves the project trees the calls are about to change (once per
 /// directory per model iteration): the file's project for `write_file` and
 /// `patch`, the working directory for a destructive `terminal` command.
-fn checkpoint_before(
-    checkpoints: &hermes_tools::checkpoints::Checkpoints,
+/// `git` runs on a blocking thread (a first snapshot of a large tree takes
+/// seconds), and is awaited: the snapshot is complete before a tool changes
+/// a file.
+async fn checkpoint_before(
+    checkpoints: &Arc<hermes_tools::checkpoints::Checkpoints>,
     calls: &[crate::plan::PreparedCall],
     ctx: &ToolContext,
 ) {
@@ -446,14 +451,13 @@ fn checkpoint_before(
         return;
     }
     checkpoints.new_turn();
-    let home = ctx.homes.home.as_deref();
+    let mut saves = Vec::new();
     for call in calls {
         let arg = |key: &str| call.args.get(key).and_then(serde_json::Value::as_str);
         match call.name.as_str() {
             "write_file" | "patch" => {
                 if let Some(path) = arg("path").filter(|p| !p.trim().is_empty()) {
-                    let dir = project_dir(&ctx.resolve(path));
-                    checkpoints.ensure(&dir, &format!("before {}", call.name), home);
+                    saves.push((ctx.resolve(path), format!("before {}", call.name), true));
                 }
             }
             "terminal" => {
@@ -464,9 +468,23 @@ fn checkpoint_before(
                     .filter(|w| !w.trim().is_empty())
                     .map_or_else(|| ctx.cwd.clone(), |w| ctx.resolve(w));
                 let short: String = command.chars().take(60).collect();
-                checkpoints.ensure(&dir, &format!("before terminal: {short}"), home);
+                saves.push((dir, format!("before terminal: {short}"), false));
             }
             _ => {}
         }
     }
+    if saves.is_empty() {
+        return;
+    }
+    let checkpoints = Arc::clone(checkpoints);
+    let home = ctx.homes.home.clone();
+    // A panic in the snapshot costs only the checkpoint, as a git failure does.
+    let _ = tokio::task::spawn_blocking(move || {
+        for (path, reason, of_file) in saves {
+            // Finding a file's project root looks at the disk as well.
+            let dir = if of_file { project_dir(&path) } else { path };
+            checkpoints.ensure(&dir, &reason, home.as_deref());
+        }
+    })
+    .await;
 }

@@ -2,7 +2,8 @@
 //! tree is committed to a shadow git store under `HERMES_HOME/checkpoints/`
 //! (the project's own `.git` is never touched), so `/rollback` can put the
 //! files back. Git stores only what changed, so a checkpoint of a large tree
-//! costs one `git add` of the changes, not a copy.
+//! costs one `git add` of the changes, not a copy. The store's upkeep
+//! (retention, size cap, older layouts) is in [`upkeep`].
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,9 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
+
+mod upkeep;
+pub use upkeep::{LEGACY_PREFIX, LegacyArchive, PRUNE_MARKER, PruneReport, PruneRules, disk_usage};
 
 /// Files in a project above which it is not checkpointed (too slow to scan).
 const MAX_ENTRIES: usize = 50_000;
@@ -99,6 +103,7 @@ pub struct Checkpoints {
     store: PathBuf,
     enabled: bool,
     max_snapshots: usize,
+    max_total_bytes: u64,
     done: Mutex<HashSet<PathBuf>>,
 }
 
@@ -109,8 +114,16 @@ impl Checkpoints {
             store: hermes_home.join("checkpoints").join("store"),
             enabled,
             max_snapshots: max_snapshots.max(1),
+            max_total_bytes: 0,
             done: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// After each checkpoint, the oldest are dropped until the store is
+    /// under `mb` MiB (`checkpoints.max_total_size_mb`); 0 is no cap.
+    pub fn with_size_cap(mut self, mb: u64) -> Self {
+        self.max_total_bytes = mb.saturating_mul(1024 * 1024);
+        self
     }
 
     /// Whether checkpoints are taken.
@@ -157,31 +170,63 @@ impl Checkpoints {
         (key, index)
     }
 
-    fn git(&self, dir: &Path, index: Option<&Path>, args: &[&str]) -> Result<String, String> {
+    /// `git` on the store, isolated from the user's configuration; with a
+    /// work tree when `dir` is given, else run from the store itself.
+    fn command(&self, dir: Option<&Path>, index: Option<&Path>) -> Command {
         let mut cmd = Command::new("git");
-        cmd.args(args)
-            .current_dir(dir)
-            .env("GIT_DIR", &self.store)
-            .env("GIT_WORK_TREE", dir)
+        cmd.env("GIT_DIR", &self.store)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_SYSTEM", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("GIT_NAMESPACE")
             .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
             .stdin(std::process::Stdio::null());
+        match dir {
+            Some(d) => cmd.current_dir(d).env("GIT_WORK_TREE", d),
+            None => cmd.current_dir(&self.store).env_remove("GIT_WORK_TREE"),
+        };
         match index {
             Some(i) => cmd.env("GIT_INDEX_FILE", i),
             None => cmd.env_remove("GIT_INDEX_FILE"),
         };
-        let out = cmd.output().map_err(|e| format!("cannot run git: {e}"))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        cmd
+    }
+
+    fn git(&self, dir: &Path, index: Option<&Path>, args: &[&str]) -> Result<String, String> {
+        run(self.command(Some(dir), index).args(args))
+    }
+
+    /// `git` on the store alone (refs, objects), not on a project.
+    fn git_store(&self, args: &[&str]) -> Result<String, String> {
+        run(self.command(None, None).args(args))
+    }
+
+    /// A lock on the store: shared while checkpoints are written or read,
+    /// exclusive while `gc` deletes unreachable objects, which would
+    /// otherwise take the blobs a checkpoint has added but not yet
+    /// committed (several Hermes processes share the store). `None` where
+    /// the file system cannot lock: the work goes on unguarded.
+    fn lock(&self, exclusive: bool) -> Option<std::fs::File> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.store.join("hermes.flock"))
+            .ok()?;
+        let locked = if exclusive {
+            file.lock()
         } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-        }
+            file.lock_shared()
+        };
+        locked.ok().map(|()| file)
     }
 
     fn init_store(&self) -> Result<(), String> {
+        if !self.store.exists() {
+            // What else lies in the base is an older layout: kept aside, as
+            // the reference does on its first use of the shared store.
+            self.archive_legacy(std::time::SystemTime::now());
+        }
         if self.store.join("HEAD").is_file() {
             return Ok(());
         }
@@ -204,10 +249,7 @@ impl Checkpoints {
             ("gc.auto", "0"),
             ("core.autocrlf", "false"),
         ] {
-            let _ = Command::new("git")
-                .args(["config", key, value])
-                .env("GIT_DIR", &self.store)
-                .output();
+            let _ = self.git_store(&["config", key, value]);
         }
         let info = self.store.join("info");
         std::fs::create_dir_all(&info).map_err(|e| e.to_string())?;
@@ -231,11 +273,23 @@ impl Checkpoints {
     }
 
     /// Commits `dir`'s current tree; `Ok(false)` when nothing changed.
+    /// Then holds the store to `with_size_cap`.
     fn take(&self, dir: &Path, reason: &str) -> Result<bool, String> {
         if count_entries(dir, MAX_ENTRIES + 1) > MAX_ENTRIES {
             return Ok(false);
         }
         self.init_store()?;
+        let taken = {
+            let _shared = self.lock(false);
+            self.commit(dir, reason)?
+        };
+        if taken && self.max_total_bytes > 0 {
+            self.cap_size();
+        }
+        Ok(taken)
+    }
+
+    fn commit(&self, dir: &Path, reason: &str) -> Result<bool, String> {
         let (key, index) = self.project(dir);
         std::fs::create_dir_all(index.parent().unwrap_or(&self.store))
             .map_err(|e| e.to_string())?;
@@ -272,36 +326,41 @@ impl Checkpoints {
             &["update-ref", &format!("refs/hermes/{key}"), &commit],
         )?;
         self.touch_project(&key, dir);
-        self.keep_newest(dir, &key)?;
+        self.keep_newest(&key)?;
         Ok(true)
     }
 
-    /// Drops a project's checkpoints beyond `max_snapshots`: the newest are
-    /// re-chained without their elders (same trees and reasons); the objects
-    /// only they held go at the next `gc` (`hermes checkpoints prune`).
-    fn keep_newest(&self, dir: &Path, key: &str) -> Result<(), String> {
+    /// Drops a project's checkpoints beyond `max_snapshots`; the objects
+    /// only they held go at the next `gc` (`hermes checkpoints prune`, the
+    /// daily sweep, the size cap).
+    fn keep_newest(&self, key: &str) -> Result<(), String> {
         let reference = format!("refs/hermes/{key}");
-        let count: usize = self
-            .git(dir, None, &["rev-list", "--count", &reference])?
-            .trim()
-            .parse()
-            .unwrap_or(0);
-        if count <= self.max_snapshots {
+        if self.count(&reference) <= self.max_snapshots {
             return Ok(());
         }
-        let keep = format!("-n{}", self.max_snapshots);
-        let log = self.git(
-            dir,
-            None,
-            &[
-                "log",
-                &reference,
-                "--format=%T%x00%ad%x00%s",
-                "--date=raw",
-                &keep,
-                "--reverse",
-            ],
-        )?;
+        self.rechain(&reference, self.max_snapshots)
+    }
+
+    /// How many checkpoints `reference` holds.
+    fn count(&self, reference: &str) -> usize {
+        self.git_store(&["rev-list", "--count", reference])
+            .ok()
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Keeps only the newest `keep` checkpoints of `reference`: they are
+    /// re-chained without their elders (same trees, reasons and times).
+    fn rechain(&self, reference: &str, keep: usize) -> Result<(), String> {
+        let keep = format!("-n{keep}");
+        let log = self.git_store(&[
+            "log",
+            reference,
+            "--format=%T%x00%ad%x00%s",
+            "--date=raw",
+            &keep,
+            "--reverse",
+        ])?;
         let mut parent: Option<String> = None;
         for line in log.lines() {
             let mut fields = line.split('\0');
@@ -314,63 +373,17 @@ impl Checkpoints {
             if let Some(p) = &parent {
                 args.extend(["-p", p.as_str()]);
             }
-            // Each kept checkpoint keeps its time.
-            let commit = self.git_dated(dir, date, &args)?;
-            parent = Some(commit);
+            let commit = run(self
+                .command(None, None)
+                .args(&args)
+                .env("GIT_AUTHOR_DATE", date)
+                .env("GIT_COMMITTER_DATE", date))?;
+            parent = Some(commit.trim().to_owned());
         }
         if let Some(tip) = parent {
-            self.git(dir, None, &["update-ref", &reference, &tip])?;
+            self.git_store(&["update-ref", reference, &tip])?;
         }
         Ok(())
-    }
-
-    fn git_dated(&self, dir: &Path, date: &str, args: &[&str]) -> Result<String, String> {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_DIR", &self.store)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_SYSTEM", "/dev/null")
-            .env("GIT_AUTHOR_DATE", date)
-            .env("GIT_COMMITTER_DATE", date)
-            .output()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-        }
-    }
-
-    /// Reclaims the space of dropped checkpoints and of projects whose
-    /// directory is gone; returns how many projects were removed.
-    pub fn prune(&self) -> usize {
-        let mut removed = 0;
-        for (dir, _, _) in self.projects() {
-            if dir.is_dir() {
-                continue;
-            }
-            let digest = Sha256::digest(dir.to_string_lossy().as_bytes());
-            let key: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-            let _ = Command::new("git")
-                .args(["update-ref", "-d", &format!("refs/hermes/{key}")])
-                .env("GIT_DIR", &self.store)
-                .output();
-            let _ = std::fs::remove_file(self.store.join("indexes").join(&key));
-            let _ = std::fs::remove_file(self.store.join("projects").join(format!("{key}.json")));
-            removed += 1;
-        }
-        for args in [
-            &["reflog", "expire", "--expire=now", "--all"][..],
-            &["gc", "--prune=now", "--quiet"][..],
-        ] {
-            let _ = Command::new("git")
-                .args(args)
-                .env("GIT_DIR", &self.store)
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .output();
-        }
-        removed
     }
 
     /// Records which directory a project key stands for, and when it was last saved.
@@ -403,19 +416,16 @@ impl Checkpoints {
         };
         let mut out: Vec<(PathBuf, usize, u64)> = entries
             .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
             .filter_map(|e| {
                 let v: serde_json::Value =
                     serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok()?;
                 let dir = PathBuf::from(v["workdir"].as_str()?);
                 let key = e.path().file_stem()?.to_string_lossy().into_owned();
-                let count = Command::new("git")
-                    .args(["rev-list", "--count", &format!("refs/hermes/{key}")])
-                    .env("GIT_DIR", &self.store)
-                    .output()
-                    .ok()
-                    .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-                    .unwrap_or(0);
-                Some((dir, count, v["last_touch"].as_u64().unwrap_or(0)))
+                let count = self.count(&format!("refs/hermes/{key}"));
+                // The reference writes times as floats.
+                let touched = v["last_touch"].as_f64().unwrap_or(0.0) as u64;
+                Some((dir, count, touched))
             })
             .collect();
         out.sort_by_key(|p| std::cmp::Reverse(p.2));
@@ -476,6 +486,7 @@ impl Checkpoints {
     pub fn diff(&self, dir: &Path, hash: &str) -> Result<String, String> {
         let dir = dir.canonicalize().map_err(|e| e.to_string())?;
         let (key, index) = self.project(&dir);
+        let _shared = self.lock(false);
         self.git(&dir, Some(&index), &["add", "-A", "--", "."])?;
         let stat = self.git(&dir, Some(&index), &["diff", "--stat", hash, "--cached"]);
         let patch = self.git(
@@ -512,6 +523,7 @@ impl Checkpoints {
         )?;
         let (_, index) = self.project(&dir);
         let target = file.unwrap_or(".");
+        let _shared = self.lock(false);
         self.git(&dir, Some(&index), &["checkout", hash, "--", target])
             .map(|_| ())
             .map_err(|e| format!("Restore failed: {e}"))
@@ -612,6 +624,15 @@ fn parse_shortstat(text: &str) -> Option<(u32, u32, u32)> {
     ))
 }
 
+/// Output of a finished `git`, or its error text.
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
+}
+
 #[cfg(test)]
-#[path = "checkpoints_tests.rs"]
 mod tests;

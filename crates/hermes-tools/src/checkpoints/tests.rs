@@ -157,6 +157,7 @@ fn only_the_newest_checkpoints_are_kept_and_prune_drops_gone_projects() {
     );
     assert_eq!(cp.projects().len(), 1);
     std::fs::remove_dir_all(&project).unwrap();
-    assert_eq!(cp.prune(), 1);
+    let report = cp.prune(&PruneRules::default(), std::time::SystemTime::now());
+    assert_eq!(report.deleted_orphan, 1, "{report:?}");
     assert!(cp.projects().is_empty());
 }
