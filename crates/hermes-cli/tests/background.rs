@@ -1,7 +1,9 @@
 //! Background processes through the binary: the model starts a server with
 //! `terminal(background=true)`, checks on it, reads its log and kills it with
 //! the `process` tool; a process still running when the session ends is
-//! stopped, or kept when the configuration says so.
+//! stopped, or kept when the configuration says so; a REPL on a terminal
+//! (`pty=true`) is driven with submit/close; a watched pattern in a server's
+//! output is announced to the agent in the REPL.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -9,6 +11,7 @@ mod support;
 
 use hermes_mock::Reply;
 use serde_json::{Value, json};
+use support::pty::{PROMPT, Pane, tmux_available};
 use support::{Sandbox, free_port, group_alive, group_gone_soon, stderr, stdout};
 
 /// The JSON results of the `tool` messages in a request, in order.
@@ -205,4 +208,142 @@ fn checkpoints_are_taken_before_writes_and_the_store_can_be_inspected_and_cleare
         stdout(&cleared)
     );
     assert!(!sb.home.path().join("checkpoints").exists());
+}
+
+#[test]
+fn the_model_drives_a_python_repl_on_a_terminal() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if python.is_err() {
+        eprintln!("SKIPPED: python3 is not installed");
+        return;
+    }
+    const SUBMITTED: &str = "import sys; print('isatty', sys.stdin.isatty(), 6 * 7)";
+    let sb = Sandbox::start();
+    // Like a careful model: poll until the prompt shows (input typed ahead
+    // of a readline prompt would be read, but a Ctrl-D typed ahead is lost),
+    // answer it, end the input, wait for the exit.
+    sb.mock.respond_with(move |req| {
+        let results = tool_results(&req.body);
+        let Some(id) = results
+            .first()
+            .and_then(|r| r["session_id"].as_str())
+            .map(str::to_owned)
+        else {
+            return Some(call(
+                "terminal",
+                json!({"command": "python3 -q -i", "background": true, "pty": true}),
+            ));
+        };
+        let last = results.last().unwrap();
+        let prompted = last["output_preview"]
+            .as_str()
+            .is_some_and(|o| o.contains(">>> "));
+        Some(if last["message"] == "EOF sent" {
+            call(
+                "process",
+                json!({"action": "wait", "session_id": id, "timeout": 20}),
+            )
+        } else if last.get("bytes_written").is_some() {
+            call("process", json!({"action": "close", "session_id": id}))
+        } else if prompted {
+            call(
+                "process",
+                json!({"action": "submit", "session_id": id, "data": SUBMITTED}),
+            )
+        } else if last.get("output_preview").is_some() || results.len() == 1 {
+            if results.len() > 100 {
+                return Some(Reply::text("no prompt"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            call("process", json!({"action": "poll", "session_id": id}))
+        } else {
+            Reply::text("The REPL said 42.")
+        })
+    });
+    let out = sb.chat("ask python for six times seven", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "The REPL said 42.");
+    let results = tool_results(sb.requests().last().unwrap());
+    let n = results.len();
+    assert!(n >= 5, "{results:#?}");
+    assert!(results[0].get("pty_note").is_none(), "{}", results[0]);
+    let submitted = &results[n - 3];
+    assert_eq!(submitted["status"], "ok", "{submitted}");
+    assert_eq!(
+        submitted["bytes_written"],
+        SUBMITTED.len() + 1,
+        "{submitted}"
+    );
+    assert_eq!(results[n - 2]["message"], "EOF sent", "{}", results[n - 2]);
+    let waited = &results[n - 1];
+    assert_eq!(waited["status"], "exited", "{waited}");
+    assert_eq!(waited["exit_code"], 0, "{waited}");
+    let output = waited["output"].as_str().unwrap();
+    assert!(output.contains(SUBMITTED), "the terminal echoes: {output}");
+    assert!(output.contains("\nisatty True 42\n"), "{output}");
+}
+
+#[test]
+fn a_watched_pattern_in_a_servers_output_is_announced_with_the_next_message() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(call(
+        "terminal",
+        json!({
+            "command": "sleep 0.2; echo booting; echo 'Uvicorn running: server-ready-marker'; sleep 300",
+            "background": true,
+            "watch_patterns": ["server-ready-marker"]
+        }),
+    ));
+    sb.mock.push(Reply::text("server starting"));
+    sb.mock.push(Reply::text("noted"));
+    let pane = Pane::start(&sb, "bgwatch", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("start the server in the background");
+    pane.wait_for("server starting");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    pane.send_line("anything new?");
+    pane.wait_for("noted");
+    let requests = sb.requests();
+    let started = &tool_results(&requests[1])[0];
+    assert_eq!(
+        started["watch_patterns"],
+        json!(["server-ready-marker"]),
+        "{started}"
+    );
+    assert!(started.get("notify_on_complete").is_none(), "{started}");
+    let id = started["session_id"].as_str().unwrap();
+    let command = "sleep 0.2; echo booting; echo 'Uvicorn running: server-ready-marker'; sleep 300";
+    let last_user = support::messages_with_role(requests.last().unwrap(), "user")
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        last_user,
+        format!(
+            "[IMPORTANT: Background process {id} matched watch pattern \"server-ready-marker\".\n\
+             Command: {command}\nMatched output:\nUvicorn running: server-ready-marker]\n\n\
+             anything new?"
+        )
+    );
+    // A match does not end the server, and is told once.
+    sb.mock.push(Reply::text("quiet"));
+    pane.send_line("and now?");
+    pane.wait_for("quiet");
+    let again = support::messages_with_role(sb.requests().last().unwrap(), "user")
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(again, "and now?");
+    pane.send_line("/stop");
+    pane.wait_for("Stopped 1 background process(es).");
+    assert!(group_gone_soon(started["pid"].as_i64().unwrap()));
 }

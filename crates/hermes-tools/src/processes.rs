@@ -1,17 +1,23 @@
 //! Background processes a session starts with `terminal(background=true)`
 //! and manages with the `process` tool: each runs in its own process group,
-//! its merged output kept as a rolling tail in memory, its exit recorded.
+//! its merged output kept as a rolling tail in memory (and scanned for its
+//! `watch_patterns`), its exit recorded.
+
+mod launch;
+mod pty;
+mod watch;
 
 use std::collections::HashMap;
-use std::io::Read;
+use std::fs::File;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::io::AsyncWriteExt;
-use tokio::sync::watch;
+
+use self::watch::{Inbox, Watch};
 
 /// Output kept per process (characters, the newest).
 pub const MAX_OUTPUT_CHARS: usize = 200_000;
@@ -21,6 +27,8 @@ const FINISHED_TTL: Duration = Duration::from_secs(30 * 60);
 const MAX_TRACKED: usize = 64;
 /// How long a killed process group gets between SIGTERM and SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(2);
+/// How long a write may wait for a program that does not read its terminal.
+const WRITE_LIMIT: Duration = Duration::from_secs(10);
 
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,17 +52,36 @@ pub struct Background {
     pub pid: u32,
     /// When it started (wall clock, for listings).
     pub started_at: SystemTime,
+    /// Its standard streams are a pseudo-terminal (`pty=true`).
+    pub terminal: bool,
+    /// Why it got pipes although it asked for a terminal.
+    pub terminal_error: Option<String>,
     started: Instant,
     output: Mutex<String>,
-    exit: watch::Receiver<Option<Exit>>,
+    exit: tokio::sync::watch::Receiver<Option<Exit>>,
     killed: Mutex<bool>,
-    stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
-    /// Announce the exit to the agent (`notify_on_complete`).
-    pub notify: bool,
+    stdin: tokio::sync::Mutex<Option<Input>>,
+    /// Announce the exit to the agent (`notify_on_complete`, or watching
+    /// that was turned off for too many matches).
+    notify: AtomicBool,
     /// The agent saw the end itself (`wait`, `kill`, the log's last line).
     consumed: AtomicBool,
     /// The exit was announced.
     announced: AtomicBool,
+    watch: Mutex<Watch>,
+    /// Where its watch notifications wait for the agent.
+    inbox: Arc<Inbox>,
+}
+
+/// Where writes to a process go.
+#[derive(Debug)]
+enum Input {
+    Pipe(tokio::process::ChildStdin),
+    Terminal {
+        master: Arc<File>,
+        /// The last byte written ended a line, so Ctrl-D alone means EOF.
+        at_line_start: bool,
+    },
 }
 
 impl Background {
@@ -68,11 +95,50 @@ impl Background {
         self.consumed.store(true, Ordering::SeqCst);
     }
 
+    /// Whether its exit will be announced to the agent.
+    pub fn announces_exit(&self) -> bool {
+        self.notify.load(Ordering::SeqCst)
+    }
+
+    /// Its watch patterns while watching is on.
+    pub fn watch_patterns(&self) -> Vec<String> {
+        self.watch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .patterns()
+            .to_vec()
+    }
+
+    /// Whether a watch pattern matched and was announced.
+    pub fn watch_hit(&self) -> bool {
+        self.watch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .hits()
+            > 0
+    }
+
+    /// Scans newly read output for its watch patterns.
+    fn check_watch(&self, text: &str) {
+        let now = Instant::now();
+        let event = self
+            .watch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .scan(text, now);
+        let Some(event) = event else { return };
+        if event == watch::Event::Disabled {
+            // The agent still hears once, when it ends.
+            self.notify.store(true, Ordering::SeqCst);
+        }
+        self.inbox.deliver(&self.id, &self.command, event, now);
+    }
+
     /// The announcement of its end, once, if it asked for one and the agent
     /// has not seen the end by itself.
     fn take_announcement(&self) -> Option<String> {
         let exit = self.exit()?;
-        if !self.notify
+        if !self.announces_exit()
             || self.consumed.load(Ordering::SeqCst)
             || self.announced.swap(true, Ordering::SeqCst)
         {
@@ -145,30 +211,82 @@ impl Background {
             return Err("Process has already finished".into());
         }
         let mut stdin = self.stdin.lock().await;
-        let Some(pipe) = stdin.as_mut() else {
-            return Err(
+        match stdin.as_mut() {
+            None => Err(
                 "Process stdin not available: start it with pty=true to write to it, or stdin was closed"
                     .into(),
-            );
-        };
-        pipe.write_all(data.as_bytes())
-            .await
-            .map_err(|e| format!("writing to stdin failed: {e}"))?;
-        pipe.flush()
-            .await
-            .map_err(|e| format!("writing to stdin failed: {e}"))?;
-        Ok(data.len())
+            ),
+            Some(Input::Pipe(pipe)) => {
+                pipe.write_all(data.as_bytes())
+                    .await
+                    .map_err(|e| format!("writing to stdin failed: {e}"))?;
+                pipe.flush()
+                    .await
+                    .map_err(|e| format!("writing to stdin failed: {e}"))?;
+                Ok(data.len())
+            }
+            Some(Input::Terminal {
+                master,
+                at_line_start,
+            }) => {
+                write_terminal(master, data.as_bytes()).await?;
+                if let Some(last) = data.bytes().last() {
+                    *at_line_start = matches!(last, b'\n' | b'\r');
+                }
+                Ok(data.len())
+            }
+        }
     }
 
-    /// Closes its stdin (the program sees end of input).
-    pub async fn close_stdin(&self) -> Result<(), String> {
+    /// Ends its input: a pipe is closed, a terminal gets Ctrl-D (as
+    /// `ptyprocess.sendeof`). Returns what was done.
+    pub async fn close_stdin(&self) -> Result<&'static str, String> {
         if self.exit().is_some() {
             return Err("Process has already finished".into());
         }
-        match self.stdin.lock().await.take() {
-            Some(_) => Ok(()),
+        let mut stdin = self.stdin.lock().await;
+        match stdin.as_mut() {
             None => Err("Process stdin not available (never opened or already closed)".into()),
+            Some(Input::Pipe(_)) => {
+                stdin.take();
+                Ok("stdin closed")
+            }
+            Some(Input::Terminal {
+                master,
+                at_line_start,
+            }) => {
+                // Ctrl-D after unfinished text only hands that text over; a
+                // second one is the end of input.
+                let eof: &[u8] = if *at_line_start {
+                    &[pty::EOF]
+                } else {
+                    &[pty::EOF, pty::EOF]
+                };
+                write_terminal(master, eof).await?;
+                *at_line_start = true;
+                Ok("EOF sent")
+            }
         }
+    }
+}
+
+/// Writes to a terminal's master without blocking the runtime: a program
+/// that stops reading fills the terminal's input queue.
+async fn write_terminal(master: &Arc<File>, data: &[u8]) -> Result<(), String> {
+    let master = master.clone();
+    let data = data.to_vec();
+    let writing = tokio::task::spawn_blocking(move || {
+        let mut file: &File = &master;
+        file.write_all(&data).and_then(|()| file.flush())
+    });
+    match tokio::time::timeout(WRITE_LIMIT, writing).await {
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(format!("writing to the terminal failed: {e}")),
+        Ok(Err(e)) => Err(format!("writing to the terminal failed: {e}")),
+        Err(_) => Err(format!(
+            "the process is not reading its input: the write did not finish within {}s",
+            WRITE_LIMIT.as_secs()
+        )),
     }
 }
 
@@ -185,6 +303,19 @@ pub struct ProcessTable {
     /// The session delivers announcements of ended processes (a conversation
     /// that goes on; a one-shot run ends before any could arrive).
     announces: bool,
+    /// Watch notifications of every process, with the session-wide breaker.
+    inbox: Arc<Inbox>,
+}
+
+/// What a background process's standard input is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinMode {
+    /// Nothing (`/dev/null`).
+    Null,
+    /// A pipe the `process` tool writes to.
+    Pipe,
+    /// A pseudo-terminal for stdin, stdout and stderr (pipes if none opens).
+    Terminal,
 }
 
 /// What `spawn` needs besides the command.
@@ -194,18 +325,22 @@ pub struct SpawnOptions<'a> {
     pub cwd: &'a Path,
     /// Variables the process must not inherit.
     pub hidden_env: &'a [String],
-    /// Give it a stdin the `process` tool can write to.
-    pub with_stdin: bool,
+    /// Its standard input.
+    pub stdin: StdinMode,
     /// Announce its exit to the agent.
     pub notify: bool,
+    /// Strings in its output the agent is told about.
+    pub watch_patterns: &'a [String],
 }
 
 impl ProcessTable {
-    /// A table whose session delivers exit announcements (`notify_on_complete`).
+    /// A table whose session delivers exit announcements (`notify_on_complete`)
+    /// and watch notifications.
     pub fn announcing() -> Self {
         Self {
             processes: Mutex::default(),
             announces: true,
+            inbox: Arc::default(),
         }
     }
 
@@ -214,62 +349,48 @@ impl ProcessTable {
         self.announces
     }
 
-    /// Announcements of processes that ended since the last call, oldest first.
+    /// Watch notifications, then announcements of processes that ended since
+    /// the last call, oldest first.
     pub fn take_announcements(&self) -> Vec<String> {
-        self.list()
-            .iter()
-            .filter_map(|p| p.take_announcement())
-            .collect()
+        let mut notes = self.inbox.take();
+        notes.extend(self.list().iter().filter_map(|p| p.take_announcement()));
+        notes
     }
 
-    /// Starts `command` with `bash -c` in its own process group.
+    /// Starts `command` with `bash -c` in its own process group (its own
+    /// session on a terminal).
     pub fn spawn(&self, command: &str, opts: SpawnOptions<'_>) -> Result<Arc<Background>, String> {
-        let (reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
-        let writer_err = writer.try_clone().map_err(|e| format!("pipe: {e}"))?;
-        let mut cmd = tokio::process::Command::new("bash");
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(opts.cwd)
-            .stdin(if opts.with_stdin {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::from(writer))
-            .stderr(Stdio::from(writer_err))
-            .env("PAGER", "cat")
-            .env("GIT_PAGER", "cat")
-            .env("TERM", "dumb")
-            .env("PYTHONUNBUFFERED", "1")
-            .process_group(0);
-        for name in opts.hidden_env {
-            cmd.env_remove(name);
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("could not start bash: {e}"))?;
-        drop(cmd);
+        let launch::Launched {
+            mut child,
+            output,
+            input,
+            terminal_error,
+        } = launch::launch(command, &opts)?;
         let pid = child.id().ok_or("the process ended before it started")?;
-        let (exit_tx, exit_rx) = watch::channel(None);
+        let (exit_tx, exit_rx) = tokio::sync::watch::channel(None);
         let process = Arc::new(Background {
             id: new_id(),
             command: command.to_owned(),
             cwd: opts.cwd.to_path_buf(),
             pid,
             started_at: SystemTime::now(),
+            terminal: matches!(input, Some(Input::Terminal { .. })),
+            terminal_error,
             started: Instant::now(),
             output: Mutex::new(String::new()),
             exit: exit_rx,
             killed: Mutex::new(false),
-            stdin: tokio::sync::Mutex::new(child.stdin.take()),
-            notify: opts.notify,
+            stdin: tokio::sync::Mutex::new(input),
+            notify: AtomicBool::new(opts.notify),
             consumed: AtomicBool::new(false),
             announced: AtomicBool::new(false),
+            watch: Mutex::new(Watch::new(opts.watch_patterns)),
+            inbox: self.inbox.clone(),
         });
         let reading = process.clone();
         std::thread::Builder::new()
             .name(format!("bg-{}", process.id))
-            .spawn(move || pump(reader, &reading))
+            .spawn(move || pump(output, &reading))
             .map_err(|e| format!("could not start the output reader: {e}"))?;
         let waiting = process.clone();
         tokio::spawn(async move {
@@ -384,36 +505,50 @@ fn new_id() -> String {
     format!("proc_{:012x}", hasher.finish() & 0xffff_ffff_ffff)
 }
 
-/// Appends the process's output to its rolling buffer until the pipe closes.
-fn pump(mut reader: std::io::PipeReader, process: &Background) {
+/// Appends the process's output to its rolling buffer, and scans it for
+/// watch patterns, until the pipe or terminal closes.
+fn pump(mut reader: Box<dyn Read + Send>, process: &Background) {
     let mut buf = [0u8; 8192];
     let mut pending: Vec<u8> = Vec::new();
     loop {
-        match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                pending.extend_from_slice(&buf[..n]);
-                // Keep an incomplete UTF-8 sequence for the next read.
-                let valid = match std::str::from_utf8(&pending) {
-                    Ok(_) => pending.len(),
-                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                    Err(_) => pending.len(),
-                };
-                let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
-                pending.drain(..valid);
-                let mut out = process
-                    .output
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                out.push_str(&crate::builtin::terminal::strip_ansi(&text));
-                let excess = out.chars().count().saturating_sub(MAX_OUTPUT_CHARS);
-                if excess > 0 {
-                    let cut = out.char_indices().nth(excess).map_or(out.len(), |(i, _)| i);
-                    out.drain(..cut);
-                }
-            }
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // A terminal's master reports EIO once no one holds the slave.
+            Err(_) => break,
+        };
+        pending.extend_from_slice(&buf[..n]);
+        // Keep an incomplete UTF-8 sequence for the next read.
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(_) => pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => pending.len(),
+        };
+        let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
+        pending.drain(..valid);
+        record(process, &text);
+    }
+    if !pending.is_empty() {
+        record(process, &String::from_utf8_lossy(&pending));
+    }
+}
+
+fn record(process: &Background, text: &str) {
+    let text = crate::builtin::terminal::strip_ansi(text);
+    {
+        let mut out = process
+            .output
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        out.push_str(&text);
+        let excess = out.chars().count().saturating_sub(MAX_OUTPUT_CHARS);
+        if excess > 0 {
+            let cut = out.char_indices().nth(excess).map_or(out.len(), |(i, _)| i);
+            out.drain(..cut);
         }
     }
+    process.check_watch(&text);
 }
 
 fn exit_code_of(status: std::process::ExitStatus) -> i32 {

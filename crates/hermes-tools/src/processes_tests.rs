@@ -6,9 +6,44 @@ fn opts(dir: &Path, with_stdin: bool) -> SpawnOptions<'_> {
     SpawnOptions {
         cwd: dir,
         hidden_env: &[],
-        with_stdin,
+        stdin: if with_stdin {
+            StdinMode::Pipe
+        } else {
+            StdinMode::Null
+        },
         notify: false,
+        watch_patterns: &[],
     }
+}
+
+fn on_terminal(dir: &Path) -> SpawnOptions<'_> {
+    SpawnOptions {
+        stdin: StdinMode::Terminal,
+        ..opts(dir, false)
+    }
+}
+
+/// Waits until the process's output contains `text`; the output.
+async fn output_with(p: &Background, text: &str) -> String {
+    for _ in 0..250 {
+        let out = p.tail(usize::MAX);
+        if out.contains(text) {
+            return out;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no {text:?} in the output: {:?}", p.tail(usize::MAX));
+}
+
+fn python3() -> bool {
+    let found = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !found {
+        eprintln!("SKIPPED: python3 is not installed");
+    }
+    found
 }
 
 #[tokio::test]
@@ -176,4 +211,146 @@ async fn ends_are_announced_once_unless_the_agent_saw_them() {
         notes[0]
     );
     assert!(table.take_announcements().is_empty());
+}
+
+#[tokio::test]
+async fn a_terminal_process_sees_a_tty_of_thirty_by_a_hundred_and_twenty() {
+    if !python3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::default();
+    let p = table
+        .spawn(
+            "python3 -c \"import sys, os; print(sys.stdin.isatty(), sys.stdout.isatty(), \
+             sys.stderr.isatty()); print(os.get_terminal_size())\"",
+            on_terminal(dir.path()),
+        )
+        .unwrap();
+    assert!(p.terminal && p.terminal_error.is_none());
+    assert_eq!(p.wait(Duration::from_secs(10)).await.unwrap().code, 0);
+    let out = output_with(&p, "lines=30").await;
+    assert!(out.contains("True True True\n"), "{out:?}");
+    assert!(out.contains("columns=120, lines=30"), "{out:?}");
+    // Plain line ends, as from a pipe.
+    assert!(!out.contains('\r'), "{out:?}");
+}
+
+#[tokio::test]
+async fn a_repl_on_a_terminal_answers_a_submitted_line_and_ends_on_eof() {
+    if !python3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::default();
+    let p = table
+        .spawn("python3 -i -q", on_terminal(dir.path()))
+        .unwrap();
+    output_with(&p, ">>> ").await;
+    p.write("print(6 * 7)\n").await.unwrap();
+    let out = output_with(&p, "42\n").await;
+    // The terminal echoes what was typed, as it would for a person.
+    assert!(out.contains("print(6 * 7)"), "{out:?}");
+    assert_eq!(p.close_stdin().await.unwrap(), "EOF sent");
+    let exit = p.wait(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(exit.code, 0);
+}
+
+#[tokio::test]
+async fn ctrl_c_written_to_the_terminal_interrupts_the_program() {
+    if !python3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::default();
+    let p = table
+        .spawn("python3 -i -q", on_terminal(dir.path()))
+        .unwrap();
+    output_with(&p, ">>> ").await;
+    p.write("import time; time.sleep(60)\n").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    p.write("\u{3}").await.unwrap();
+    output_with(&p, "KeyboardInterrupt").await;
+    assert!(p.exit().is_none(), "the REPL survives its interrupt");
+    p.write("print('still here')\n").await.unwrap();
+    output_with(&p, "still here\n").await;
+    assert_eq!(table.kill_all().await, 1);
+}
+
+#[tokio::test]
+async fn eof_after_unfinished_text_still_ends_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::default();
+    let p = table
+        .spawn(
+            "test -t 0 && echo on-a-tty; exec 3</dev/tty && echo has-ctty; cat; echo cat-done",
+            on_terminal(dir.path()),
+        )
+        .unwrap();
+    output_with(&p, "has-ctty").await;
+    assert!(p.tail(100).contains("on-a-tty\n"));
+    p.write("abc").await.unwrap();
+    p.close_stdin().await.unwrap();
+    let exit = p.wait(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(exit.code, 0);
+    let out = output_with(&p, "cat-done").await;
+    // Echoed once by the terminal, once by cat.
+    assert!(out.contains("abcabc"), "{out:?}");
+    assert!(p.write("x").await.unwrap_err().contains("already finished"));
+}
+
+#[tokio::test]
+async fn a_watched_pattern_is_announced_while_the_process_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::announcing();
+    let patterns = vec!["ready".to_owned()];
+    for stdin in [StdinMode::Null, StdinMode::Terminal] {
+        let p = table
+            .spawn(
+                "echo starting; sleep 0.1; printf 'Server \\033[1mready\\033[0m on :80\\n'; sleep 30",
+                SpawnOptions {
+                    stdin,
+                    watch_patterns: &patterns,
+                    ..opts(dir.path(), false)
+                },
+            )
+            .unwrap();
+        let mut notes = Vec::new();
+        for _ in 0..250 {
+            notes = table.take_announcements();
+            if !notes.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            notes,
+            [format!(
+                "[IMPORTANT: Background process {} matched watch pattern \"ready\".\n\
+                 Command: {}\nMatched output:\nServer ready on :80]",
+                p.id, p.command
+            )]
+        );
+        assert!(p.watch_hit() && p.exit().is_none());
+        // Watching alone announces no exit.
+        p.kill().await.unwrap();
+        assert!(table.take_announcements().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn without_setsid_the_terminal_is_still_the_programs_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = pty::open().unwrap();
+    let mut child = launch::start_on(
+        "test -t 0 && test -t 1 && test -t 2 && sleep 1",
+        &on_terminal(dir.path()),
+        &pair.slave,
+        false,
+    )
+    .unwrap();
+    drop(pair.slave);
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id().unwrap()).unwrap());
+    assert_eq!(nix::unistd::getpgid(Some(pid)).unwrap(), pid);
+    assert!(child.wait().await.unwrap().success());
 }

@@ -305,7 +305,7 @@ impl SessionTask {
         // Background processes that ended since the last turn are announced
         // ahead of the message.
         let table = self.agent.processes();
-        if table.running().iter().any(|p| p.notify) {
+        if table.running().iter().any(|p| p.announces_exit()) {
             // The front-end may have held the runtime while it read the line:
             // give the reaper of an exited process a moment to record it.
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;

@@ -39,8 +39,9 @@ impl Tool for ProcessTool {
                 (every process of this session), 'poll' (status and the latest output), 'log' (output \
                 by lines, paginated), 'wait' (block until it exits or the timeout passes), 'kill' \
                 (end it and its children), 'write' (send raw text to its stdin, no newline), \
-                'submit' (send text plus Enter, to answer a prompt), 'close' (close its stdin). \
-                write/submit/close need a process started with pty=true."
+                'submit' (send text plus Enter, to answer a prompt), 'close' (end its input: EOF, \
+                Ctrl-D on a terminal). write/submit/close need a process started with pty=true; \
+                'write' can send control characters, e.g. \\u0003 for Ctrl-C."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -125,6 +126,15 @@ fn list(ctx: &ToolContext) -> Value {
                 "status": status_of(p.exit()),
                 "output_preview": p.tail(200),
             });
+            // What the process itself will say, so the agent can wait for it.
+            let patterns = p.watch_patterns();
+            if !patterns.is_empty() {
+                entry["watch_patterns"] = json!(patterns);
+                entry["watch_hit"] = json!(p.watch_hit());
+            }
+            if p.announces_exit() {
+                entry["notify_on_complete"] = json!(true);
+            }
             if let Some(exit) = p.exit() {
                 entry["exit_code"] = json!(exit.code);
             }
@@ -280,7 +290,7 @@ async fn write(p: &Background, data: &str) -> Value {
 
 async fn close(p: &Background) -> Value {
     match p.close_stdin().await {
-        Ok(()) => json!({"status": "ok", "message": "stdin closed"}),
+        Ok(message) => json!({"status": "ok", "message": message}),
         Err(e) if p.exit().is_some() => json!({"status": "already_exited", "error": e}),
         Err(e) => json!({"status": "error", "error": e}),
     }

@@ -9,6 +9,7 @@ use hermes_protocol::ToolSchema;
 use serde_json::{Value, json};
 
 use crate::approval::Decision;
+use crate::processes::StdinMode;
 use crate::truncate::head_tail;
 use crate::{Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_i64, arg_str, require_str};
 
@@ -46,7 +47,8 @@ impl Tool for TerminalTool {
                 as the command exits; long output keeps its beginning and end.\n\
                 Background: background=true starts the command and returns a session_id at once; \
                 use it for servers, watchers and long builds, then process(action='poll'|'log'|'wait'|'kill'). \
-                Such processes end with the session."
+                Add pty=true for interactive programs (REPLs, prompts) and talk to them with \
+                process(action='submit'). Such processes end with the session."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -55,9 +57,9 @@ impl Tool for TerminalTool {
                     "background": {"type": "boolean", "description": "Run the command in the background and return its session_id at once; manage it with the process tool.", "default": false},
                     "timeout": {"type": "integer", "description": format!("Seconds to wait before killing the command (default {DEFAULT_TIMEOUT_SECS}, foreground maximum {FOREGROUND_MAX_TIMEOUT_SECS}). The call returns as soon as the command finishes, so a generous value costs nothing."), "minimum": 1},
                     "workdir": {"type": "string", "description": "Absolute directory to run in; defaults to the session's working directory."},
-                    "pty": {"type": "boolean", "description": "For interactive programs started in the background: give them a stdin that process(action='write'|'submit'|'close') can use.", "default": false},
-                    "notify_on_complete": {"type": "boolean", "description": "With background=true: be told once when the process exits.", "default": false},
-                    "watch_patterns": {"type": "array", "items": {"type": "string"}, "description": "With background=true: strings in the output that should trigger a notification."}
+                    "pty": {"type": "boolean", "description": "With background=true: run it on a pseudo-terminal (30x120) for interactive programs such as a Python REPL or a CLI that prompts; send input with process(action='write'|'submit'), Ctrl-D with process(action='close').", "default": false},
+                    "notify_on_complete": {"type": "boolean", "description": "With background=true: be told once, with its last output, when the process exits. The right choice for builds, tests and other bounded work. Not together with watch_patterns (they are then dropped).", "default": false},
+                    "watch_patterns": {"type": "array", "items": {"type": "string"}, "description": "With background=true: strings whose appearance in the output you are told about (the matching lines), for rare one-off signals of a long-lived process such as 'Application startup complete'. At most one notification per 15 seconds per process; after 3 windows in a row with more matches than that, watching stops and you are told once at exit instead. Not for end-of-run markers or errors in loops: use notify_on_complete."}
                 },
                 "required": ["command"]
             }),
@@ -123,6 +125,9 @@ const SILENT_HINT: &str = "This process runs in the background until it exits or
      process(action='log'), or block until it finishes with process(action='wait').";
 
 /// Starts `command` in the background; the result names its session id.
+/// Mirrors the reference's `terminal_tool` background branch: a session that
+/// cannot be told later refuses `notify_on_complete`/`watch_patterns`, and
+/// both together keep only `notify_on_complete`.
 fn start_background(
     command: &str,
     workdir: &std::path::Path,
@@ -130,18 +135,26 @@ fn start_background(
     approval: Option<String>,
     ctx: &ToolContext,
 ) -> String {
-    let with_stdin = arg_bool(args, "pty").unwrap_or(false);
+    let pty = arg_bool(args, "pty").unwrap_or(false);
+    let pipe_only = pty && requires_pipe_stdin(command);
     let notify = arg_bool(args, "notify_on_complete").unwrap_or(false);
-    let watching = args
-        .get("watch_patterns")
-        .and_then(Value::as_array)
-        .is_some_and(|p| !p.is_empty());
-    let announce = (notify || watching) && ctx.processes.announces();
+    let mut patterns = watch_patterns(args);
+    let asked = notify || !patterns.is_empty();
+    let announces = ctx.processes.announces();
+    let conflict = announces && notify && !patterns.is_empty();
+    if !announces || conflict {
+        patterns.clear();
+    }
     let opts = crate::processes::SpawnOptions {
         cwd: workdir,
         hidden_env: &ctx.hidden_env,
-        with_stdin,
-        notify: announce,
+        stdin: match (pty, pipe_only) {
+            (false, _) => StdinMode::Null,
+            (true, true) => StdinMode::Pipe,
+            (true, false) => StdinMode::Terminal,
+        },
+        notify: notify && announces,
+        watch_patterns: &patterns,
     };
     let process = match ctx.processes.spawn(command, opts) {
         Ok(p) => p,
@@ -160,20 +173,21 @@ fn start_background(
     if let Some(note) = approval {
         value["approval"] = Value::String(note);
     }
-    if with_stdin {
+    if pipe_only {
         value["pty_note"] = json!(
-            "stdin is a pipe (not a terminal): send input with process(action='submit'), end it with process(action='close')"
+            "PTY disabled for this command because it expects piped stdin/EOF (for example gh \
+             auth login --with-token). Write to it with process(action='write'|'submit'), then \
+             call process(action='close') so it receives EOF."
         );
+    } else if let Some(e) = &process.terminal_error {
+        value["pty_note"] = json!(format!(
+            "No pseudo-terminal could be opened ({e}): stdin is a pipe instead; send input with \
+             process(action='submit'), end it with process(action='close')."
+        ));
     }
-    if announce {
-        value["notify_on_complete"] = json!(true);
-        if watching {
-            value["watch_patterns_ignored"] = json!(
-                "watch_patterns are not supported by this build: you will be told once, when the \
-                 process exits, instead"
-            );
-        }
-    } else if notify || watching {
+    if !asked {
+        value["hint"] = json!(SILENT_HINT);
+    } else if !announces {
         value["notify_on_complete"] = json!(false);
         value["notify_unsupported"] = json!(
             "notify_on_complete / watch_patterns are not available in this session — it cannot \
@@ -182,9 +196,46 @@ fn start_background(
              process(action='poll') or process(action='wait')."
         );
     } else {
-        value["hint"] = json!(SILENT_HINT);
+        if conflict {
+            value["watch_patterns_ignored"] = json!(
+                "watch_patterns ignored because notify_on_complete=True; these two flags produce \
+                 duplicate notifications when combined"
+            );
+        }
+        if notify {
+            value["notify_on_complete"] = json!(true);
+        }
+        if !patterns.is_empty() {
+            value["watch_patterns"] = json!(process.watch_patterns());
+        }
     }
     value.to_string()
+}
+
+/// The `watch_patterns` argument: a list of strings (one string is taken as
+/// a list of one); empty strings would match everything and are dropped.
+fn watch_patterns(args: &Value) -> Vec<String> {
+    let patterns = match args.get("watch_patterns") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::String(one)) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    patterns.into_iter().filter(|p| !p.is_empty()).collect()
+}
+
+/// Commands that change behaviour on a terminal and wait for EOF on a pipe
+/// (the reference's `_command_requires_pipe_stdin`).
+fn requires_pipe_stdin(command: &str) -> bool {
+    let normalized = command
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    normalized.starts_with("gh auth login") && normalized.contains("--with-token")
 }
 
 /// How a foreground command ended.
