@@ -349,6 +349,11 @@ const HELPERS: &[(&str, &str, &str)] = &[
         "sudo apt install git",
     ),
     ("rg", "faster search_files", "sudo apt install ripgrep"),
+    (
+        "pdftotext",
+        "PDFs in web_extract",
+        "sudo apt install poppler-utils",
+    ),
     ("chromium", "browser tools", "sudo apt install chromium"),
 ];
 

@@ -145,7 +145,7 @@ fn a_script_cannot_reach_tools_outside_the_sandbox() {
     assert_eq!(
         result["output"],
         "Tool 'memory' is not available in execute_code. Available: patch, read_file, \
-         search_files, terminal, write_file\n",
+         search_files, terminal, web_extract, web_search, write_file\n",
         "{result}"
     );
     assert_eq!(result["tool_calls_made"], 0);

@@ -456,6 +456,25 @@ fn with_ephemeral(prompt: &str, spec: &SessionSpec) -> String {
     }
 }
 
+/// `web_search` and `web_extract`, as config.yaml and the keys set them up.
+fn register_web(services: &Services, all: &mut Registry) {
+    let setup = services.setup();
+    let Ok(http) = services.http() else {
+        return;
+    };
+    let settings = hermes_web::WebSettings::read(
+        &setup.config.raw,
+        &|name| setup.env.get(name).map(str::to_owned),
+        hermes_tools::url_safety::UrlPolicy::from_config(&setup.config),
+        setup.home.root(),
+    );
+    if let Ok(tools) = hermes_web::tools(settings, http.client()) {
+        for tool in tools {
+            all.register(tool);
+        }
+    }
+}
+
 /// Every tool the session offers: the built-ins, session search, delegation,
 /// memory and code execution, cut down to `toolsets`; with the names in
 /// `toolsets` that are neither a toolset nor a tool.
@@ -478,6 +497,7 @@ fn registry(
     if let Some(tool) = memory {
         all.register(Arc::new(tool.clone()));
     }
+    register_web(services, &mut all);
     // A scheduled run must not schedule more runs.
     if scheduling {
         all.register(Arc::new(crate::cron::tool::CronjobTool::new(

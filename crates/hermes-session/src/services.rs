@@ -218,7 +218,8 @@ impl Services {
     }
 
     /// The process's HTTP client (built on first use).
-    fn http(&self) -> Result<SharedHttp, LlmError> {
+    /// The process's shared HTTP client (one connection pool for every session).
+    pub fn http(&self) -> Result<SharedHttp, LlmError> {
         self.inner
             .http
             .get_or_init(|| SharedHttp::new(CONNECT_TIMEOUT).map_err(|e| e.to_string()))

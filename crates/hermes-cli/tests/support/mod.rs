@@ -14,6 +14,7 @@ pub mod gateway;
 pub mod pty;
 pub mod slack;
 pub mod telegram;
+pub mod web;
 use serde_json::Value;
 
 /// An isolated home + workdir + mock server.

@@ -32,6 +32,14 @@ pub(crate) struct ChatInput {
     pub replayed: bool,
 }
 
+/// A replayed message found in its session.
+enum Replay {
+    /// Its turn finished: the answer was given.
+    Answered,
+    /// Its turn was cut short.
+    CutShort,
+}
+
 /// A turn in progress.
 #[derive(Debug)]
 pub(super) struct Turn {
@@ -340,12 +348,21 @@ impl ChatWorker {
         };
         let text = agent_text(&message);
         // A message the gateway took before a crash may already be in the
-        // session, its turn cut short: run that turn again instead of
-        // adding the message twice.
-        let op = if input.replayed && self.last_user_text().as_deref() == Some(text.as_str()) {
-            Op::Retry
-        } else {
-            Op::UserInput { text }
+        // session: its turn cut short (run it again instead of adding the
+        // message twice), or even answered, the crash falling between the
+        // answer and the inbox's note of it (then it is not answered twice).
+        let op = match input.replayed.then(|| self.replay_state(&text)).flatten() {
+            Some(Replay::Answered) => {
+                self.hub.log(&format!(
+                    "{}: {} was answered before the restart; not answering it again",
+                    self.adapter.name(),
+                    message.key
+                ));
+                self.done(&message.key);
+                return;
+            }
+            Some(Replay::CutShort) => Op::Retry,
+            None => Op::UserInput { text },
         };
         match conv.submit(op) {
             Ok(submission) => {
@@ -375,15 +392,29 @@ impl ChatWorker {
         });
     }
 
-    fn last_user_text(&self) -> Option<String> {
+    /// Where a replayed message `text` stands in the session, when it is the
+    /// session's newest user message.
+    fn replay_state(&self, text: &str) -> Option<Replay> {
+        use hermes_protocol::Role;
         let id = self.conv.as_ref()?.info().session_id;
         let store = self.hub.manager.services().store()?;
         let history = store.conversation(&id).ok()?;
-        let last = history
+        let at = history.iter().rposition(|m| m.role == Role::User)?;
+        if history[at].text() != text {
+            return None;
+        }
+        let answered = history[at + 1..]
             .iter()
             .rev()
-            .find(|m| m.role != hermes_protocol::Role::System)?;
-        (last.role == hermes_protocol::Role::User).then(|| last.text().to_owned())
+            .find(|m| m.role != Role::System)
+            .is_some_and(|m| {
+                m.role == Role::Assistant && m.tool_calls.is_empty() && !m.text().trim().is_empty()
+            });
+        Some(if answered {
+            Replay::Answered
+        } else {
+            Replay::CutShort
+        })
     }
 
     async fn tick(&mut self) {
