@@ -5,6 +5,7 @@
 
 pub mod dom;
 pub mod extract;
+mod http;
 pub mod search;
 pub mod settings;
 

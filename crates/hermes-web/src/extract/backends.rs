@@ -6,28 +6,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Row;
+use crate::http::json_of as post;
 use crate::settings::{Backend, Keys};
 
 fn text(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_owned()
-}
-
-async fn post(request: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
-    let response = request.send().await.map_err(|e| {
-        if e.is_timeout() {
-            "timed out".to_owned()
-        } else {
-            "cannot connect".to_owned()
-        }
-    })?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(format!("{what} returned HTTP {}", status.as_u16()));
-    }
-    response
-        .json()
-        .await
-        .map_err(|_| format!("Could not parse {what} response as JSON"))
 }
 
 /// Every URL read through `backend`, one row each (in the backend's order).
@@ -195,7 +178,7 @@ async fn firecrawl(http: &reqwest::Client, keys: &Keys, urls: &[String]) -> Vec<
                     data["markdown"].as_str().unwrap_or(""),
                 )
             }
-            Err(e) if e == "timed out" => Row::failed(
+            Err(e) if e.ends_with("timed out") => Row::failed(
                 url,
                 "Scrape timed out after 60s — page may be too large or unresponsive. Try browser_navigate instead.".to_owned(),
             ),

@@ -8,17 +8,9 @@ use sha2::{Digest, Sha256};
 /// The most of a page kept on disk.
 const MAX_STORED: usize = 2_000_000;
 
-/// `n` with thousands separators (`12,345`).
+/// `n` with thousands separators (`12,345`), as the reference's footer has them.
 fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    hermes_state::numfmt::thousands(n as u64)
 }
 
 /// Where the full text of `url` is kept: `<host>-<hash>.md`.

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Hit;
+use crate::http::json_of;
 use crate::settings::{Backend, Keys};
 
 fn text(v: &Value) -> String {
@@ -20,31 +21,6 @@ fn joined(v: &Value) -> String {
     v.as_array()
         .map(|parts| parts.iter().map(text).collect::<Vec<_>>().join(" "))
         .unwrap_or_default()
-}
-
-/// Sends `request`; its JSON body when the status is 2xx. `what` names the
-/// backend in errors, which never carry the request (its key).
-async fn json_of(request: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
-    let response = request.send().await.map_err(|e| {
-        format!(
-            "Could not reach {what}: {}",
-            if e.is_timeout() {
-                "timed out"
-            } else if e.is_connect() {
-                "cannot connect"
-            } else {
-                "request failed"
-            }
-        )
-    })?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(format!("{what} returned HTTP {}", status.as_u16()));
-    }
-    response
-        .json()
-        .await
-        .map_err(|_| format!("Could not parse {what} response as JSON"))
 }
 
 /// Searches `backend` for `query`; up to `limit` hits.
