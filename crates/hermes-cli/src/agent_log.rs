@@ -254,7 +254,16 @@ fn describe(event: &Event) -> Option<(Level, String, String)> {
             "approval".into(),
             format!("asked to approve ({reason}): {}", clip(command, 300)),
         ),
+        Event::Announced { text } => (
+            Level::Info,
+            "agent".into(),
+            format!(
+                "background news starts a turn: {}",
+                clip(text.lines().next().unwrap_or(""), 300)
+            ),
+        ),
         Event::TextDelta { .. }
+        | Event::AnnouncementsWaiting
         | Event::ReasoningDelta { .. }
         | Event::MessageAppended { .. }
         | Event::ClarifyRequested { .. }

@@ -11,6 +11,7 @@ use hermes_state::memory::fence::StreamingContextScrubber;
 use crate::markdown::Markdown;
 
 const DIM: &str = "\x1b[2m";
+const BOLD: &str = "\x1b[1m";
 const RESET: &str = "\x1b[0m";
 
 /// How much the user wants to see.
@@ -168,6 +169,11 @@ impl Renderer {
                     writeln!(err, "{line}")?;
                 }
             }
+            Event::Announced { text } => {
+                self.end_text(out)?;
+                self.end_line(out)?;
+                writeln!(err, "{}", announcement(text, self.is_rich()))?;
+            }
             // Questions are asked by their own prompts; outcomes of commands
             // are told by the command.
             Event::ApprovalRequested { .. } | Event::ClarifyRequested { .. } => {
@@ -183,6 +189,7 @@ impl Renderer {
             | Event::ModelChanged { .. }
             | Event::Compressed { .. }
             | Event::Ack
+            | Event::AnnouncementsWaiting
             | Event::ShutdownComplete => {}
         }
         Ok(())
@@ -338,6 +345,37 @@ fn seconds(ms: u64) -> String {
     } else {
         format!("{}s", ms / 1000)
     }
+}
+
+/// A message the user did not type (background-process news), drawn as the
+/// reference's CLI draws a submitted message: a rule, then `● ` and the text,
+/// two head and two tail lines of a longer one around a count of the rest.
+pub fn announcement(text: &str, rich: bool) -> String {
+    const HEAD: usize = 2;
+    const TAIL: usize = 2;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let hidden = lines.len().saturating_sub(HEAD + TAIL);
+    let mut shown: Vec<String> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if hidden > 0 && i == HEAD {
+            let noun = if hidden == 1 { "line" } else { "lines" };
+            shown.push(if rich {
+                format!("{DIM}... (+{hidden} more {noun}){RESET}")
+            } else {
+                format!("... (+{hidden} more {noun})")
+            });
+        }
+        if hidden > 0 && (HEAD..HEAD + hidden).contains(&i) {
+            continue;
+        }
+        let bullet = if i == 0 { "● " } else { "" };
+        shown.push(if rich {
+            format!("{BOLD}{bullet}{line}{RESET}")
+        } else {
+            format!("{bullet}{line}")
+        });
+    }
+    format!("{}\n{}", "─".repeat(40), shown.join("\n"))
 }
 
 /// One line, at most `max` characters, for progress displays.
@@ -521,6 +559,23 @@ mod tests {
         assert_eq!(collapse(r#"{"output":""}"#), "no output");
         assert_eq!(primary_argument(r#"{"query":"rust"}"#), "rust");
         assert_eq!(primary_argument("not json"), "not json");
+    }
+
+    #[test]
+    fn announcements_are_drawn_as_the_reference_draws_a_submitted_message() {
+        let short = "[IMPORTANT: Background process proc_1 completed normally (exit code 0).\nCommand: x\nOutput:\ndone]";
+        assert_eq!(
+            announcement(short, false),
+            format!(
+                "{}\n● [IMPORTANT: Background process proc_1 completed normally (exit code 0).\nCommand: x\nOutput:\ndone]",
+                "─".repeat(40)
+            )
+        );
+        let long = "a\nb\nc\nd\ne\nf";
+        assert_eq!(
+            announcement(long, false),
+            format!("{}\n● a\nb\n... (+2 more lines)\ne\nf", "─".repeat(40))
+        );
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! `terminal(background=true)`, checks on it, reads its log and kills it with
 //! the `process` tool; a process still running when the session ends is
 //! stopped, or kept when the configuration says so; a REPL on a terminal
-//! (`pty=true`) is driven with submit/close; a watched pattern in a server's
-//! output is announced to the agent in the REPL.
+//! (`pty=true`) is driven with submit/close; in the REPL, a finished job and
+//! a watched pattern in a server's output start a turn of their own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -285,8 +285,98 @@ fn the_model_drives_a_python_repl_on_a_terminal() {
     assert!(output.contains("\nisatty True 42\n"), "{output}");
 }
 
+/// The last user message of a request.
+fn last_user(body: &Value) -> String {
+    support::messages_with_role(body, "user").last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 #[test]
-fn a_watched_pattern_in_a_servers_output_is_announced_with_the_next_message() {
+fn a_finished_job_starts_a_turn_of_its_own_at_the_idle_prompt() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(call(
+        "terminal",
+        json!({"command": "sleep 1; echo done", "background": true, "notify_on_complete": true}),
+    ));
+    sb.mock.push(Reply::text("job started"));
+    sb.mock.push(Reply::text("The job printed done."));
+    let pane = Pane::start(&sb, "bgidle", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("run the job in the background");
+    pane.wait_for("job started");
+    // No further input: the end of the job alone brings the answer.
+    let screen = pane.wait_for("The job printed done.");
+    let requests = sb.requests();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    let started = &tool_results(&requests[1])[0];
+    assert_eq!(started["notify_on_complete"], true, "{started}");
+    let id = started["session_id"].as_str().unwrap();
+    let told = format!(
+        "[IMPORTANT: Background process {id} completed normally (exit code 0).\n\
+         Command: sleep 1; echo done\nOutput:\ndone]"
+    );
+    assert_eq!(last_user(&requests[2]), told);
+    // Shown as the reference shows it: a rule, then the message as the user's.
+    assert!(
+        screen.contains(&format!(
+            "{}\n● [IMPORTANT: Background process {id}",
+            "─".repeat(40)
+        )),
+        "{screen}"
+    );
+    let after = screen.split("The job printed done.").nth(1).unwrap();
+    assert!(!after.contains("IMPORTANT"), "{screen}");
+    // Back at the prompt, and told once.
+    pane.wait_until("the prompt after the answer", |s| {
+        s.trim_end().ends_with(PROMPT)
+    });
+    sb.mock.push(Reply::text("all quiet"));
+    pane.send_line("anything else?");
+    pane.wait_for("all quiet");
+    assert_eq!(last_user(sb.requests().last().unwrap()), "anything else?");
+}
+
+#[test]
+fn a_job_that_ends_during_a_turn_gets_a_turn_right_after_it() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(call(
+        "terminal",
+        json!({"command": "echo quick", "background": true, "notify_on_complete": true}),
+    ));
+    // The turn goes on after the job ended.
+    sb.mock
+        .push(call("terminal", json!({"command": "sleep 0.5"})));
+    sb.mock.push(Reply::text("first answer line"));
+    sb.mock.push(Reply::text("The quick job is over."));
+    let pane = Pane::start(&sb, "bgafter", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("start it and wait a bit");
+    let screen = pane.wait_for("The quick job is over.");
+    let requests = sb.requests();
+    assert_eq!(requests.len(), 4, "{requests:#?}");
+    assert_eq!(last_user(&requests[2]), "start it and wait a bit");
+    let told = last_user(&requests[3]);
+    assert!(
+        told.starts_with("[IMPORTANT: Background process proc_")
+            && told.ends_with("Command: echo quick\nOutput:\nquick]"),
+        "{told}"
+    );
+    // Nothing of the first answer was drawn over.
+    let first = screen.find("first answer line").unwrap();
+    let rule = screen.find(&"─".repeat(40)).unwrap();
+    assert!(first < rule, "{screen}");
+}
+
+#[test]
+fn a_watched_pattern_in_a_servers_output_starts_a_turn_of_its_own() {
     if !tmux_available() {
         return;
     }
@@ -300,14 +390,12 @@ fn a_watched_pattern_in_a_servers_output_is_announced_with_the_next_message() {
         }),
     ));
     sb.mock.push(Reply::text("server starting"));
-    sb.mock.push(Reply::text("noted"));
+    sb.mock.push(Reply::text("the server is up"));
     let pane = Pane::start(&sb, "bgwatch", "chat");
     pane.wait_for(PROMPT);
     pane.send_line("start the server in the background");
     pane.wait_for("server starting");
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    pane.send_line("anything new?");
-    pane.wait_for("noted");
+    pane.wait_for("the server is up");
     let requests = sb.requests();
     let started = &tool_results(&requests[1])[0];
     assert_eq!(
@@ -318,31 +406,18 @@ fn a_watched_pattern_in_a_servers_output_is_announced_with_the_next_message() {
     assert!(started.get("notify_on_complete").is_none(), "{started}");
     let id = started["session_id"].as_str().unwrap();
     let command = "sleep 0.2; echo booting; echo 'Uvicorn running: server-ready-marker'; sleep 300";
-    let last_user = support::messages_with_role(requests.last().unwrap(), "user")
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
     assert_eq!(
-        last_user,
+        last_user(requests.last().unwrap()),
         format!(
             "[IMPORTANT: Background process {id} matched watch pattern \"server-ready-marker\".\n\
-             Command: {command}\nMatched output:\nUvicorn running: server-ready-marker]\n\n\
-             anything new?"
+             Command: {command}\nMatched output:\nUvicorn running: server-ready-marker]"
         )
     );
     // A match does not end the server, and is told once.
     sb.mock.push(Reply::text("quiet"));
     pane.send_line("and now?");
     pane.wait_for("quiet");
-    let again = support::messages_with_role(sb.requests().last().unwrap(), "user")
-        .last()
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(again, "and now?");
+    assert_eq!(last_user(sb.requests().last().unwrap()), "and now?");
     pane.send_line("/stop");
     pane.wait_for("Stopped 1 background process(es).");
     assert!(group_gone_soon(started["pid"].as_i64().unwrap()));

@@ -278,6 +278,60 @@ fn stop_interrupts_a_running_tool() {
 }
 
 #[test]
+fn a_background_job_that_ends_is_answered_in_its_chat_without_a_new_message() {
+    let Some(tg) = Emulator::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    configure(&sb, &tg, "");
+    sb.mock.push_all([
+        Reply::tool_call(
+            "c1",
+            "terminal",
+            &json!({"command": "sleep 1; echo done", "background": true, "notify_on_complete": true})
+                .to_string(),
+        ),
+        Reply::text("The job is running."),
+        Reply::text("The background job finished and printed done."),
+    ]);
+    let _gw = ChatGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
+    tg.user_says(ANN, "run the job in the background");
+    tg.wait_for(ANN, "the first answer", |t| {
+        t.contains("The job is running.")
+    });
+    tg.wait_for(ANN, "the job's own answer", |t| {
+        t.contains("The background job finished and printed done.")
+    });
+    let requests = sb.mock.chat_requests();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    let users: Vec<&str> = requests[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users.len(), 2, "{users:?}");
+    assert!(
+        users[0].ends_with("run the job in the background"),
+        "{users:?}"
+    );
+    assert!(
+        users[1].starts_with("[IMPORTANT: Background process proc_")
+            && users[1].ends_with("Command: sleep 1; echo done\nOutput:\ndone]"),
+        "{users:?}"
+    );
+    // The news itself is the model's to tell: it is not echoed in the chat.
+    assert!(
+        tg.bot_messages(ANN)
+            .iter()
+            .all(|m| !m["text"].as_str().unwrap_or("").contains("IMPORTANT")),
+        "{:#?}",
+        tg.bot_messages(ANN)
+    );
+}
+
+#[test]
 fn a_gateway_killed_between_messages_answers_the_next_one_exactly_once() {
     let Some(tg) = Emulator::start() else {
         return;

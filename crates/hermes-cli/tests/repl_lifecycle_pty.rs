@@ -1,12 +1,11 @@
 //! The REPL's session lifecycle in a real terminal (tmux): compressing on
 //! request, leaving no empty session behind, and background processes
-//! (listed by /status, ended by /stop, announced when they finish).
+//! (listed by /status, ended by /stop, and a job's end starting its own turn
+//! while the user is typing).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
-
-use std::time::Duration;
 
 use hermes_mock::Reply;
 use support::Sandbox;
@@ -110,7 +109,7 @@ fn status_lists_background_processes_and_stop_ends_them() {
 }
 
 #[test]
-fn the_agent_is_told_when_a_background_job_it_asked_about_finishes() {
+fn a_job_ending_while_the_user_types_runs_its_turn_and_keeps_the_typing() {
     if !tmux_available() {
         return;
     }
@@ -118,45 +117,45 @@ fn the_agent_is_told_when_a_background_job_it_asked_about_finishes() {
     sb.mock.push(Reply::tool_call(
         "c1",
         "terminal",
-        r#"{"command":"sleep 0.2; echo build-finished-marker","background":true,"notify_on_complete":true}"#,
+        r#"{"command":"sleep 1.5; echo build-finished-marker","background":true,"notify_on_complete":true}"#,
     ));
     sb.mock.push(Reply::text("build started"));
-    sb.mock.push(Reply::text("noted"));
+    sb.mock.push(Reply::text("noted the build"));
     let pane = Pane::start(&sb, "bgnotify", "chat");
     pane.wait_for(PROMPT);
     pane.send_line("run the build in the background");
     pane.wait_for("build started");
-    std::thread::sleep(Duration::from_millis(800));
-    pane.send_line("anything new?");
-    pane.wait_for("noted");
+    pane.wait_until("the prompt", |s| s.trim_end().ends_with(PROMPT));
+    // Half a message, no Enter, when the build ends.
+    pane.type_text("half typed");
+    pane.wait_for("noted the build");
     let requests = sb.requests();
-    let started: serde_json::Value = serde_json::from_str(
-        requests[1]["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool")
-            .unwrap()["content"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(started["notify_on_complete"], true, "{started}");
-    let id = started["session_id"].as_str().unwrap();
-    let last_user = support::messages_with_role(requests.last().unwrap(), "user")
+    assert_eq!(requests.len(), 3);
+    let told = support::messages_with_role(&requests[2], "user")
         .last()
         .unwrap()["content"]
         .as_str()
         .unwrap()
         .to_owned();
     assert!(
-        last_user.starts_with(&format!(
-            "[IMPORTANT: Background process {id} completed normally (exit code 0)."
-        )),
-        "{last_user}"
+        told.starts_with("[IMPORTANT: Background process proc_")
+            && told.ends_with("Output:\nbuild-finished-marker]"),
+        "{told}"
     );
-    assert!(last_user.contains("build-finished-marker"), "{last_user}");
-    assert!(last_user.ends_with("anything new?"), "{last_user}");
+    // The prompt comes back with the typing, and it goes on from there.
+    pane.wait_until("the typing back at the prompt", |s| {
+        s.trim_end().ends_with(&format!("{PROMPT} half typed"))
+    });
+    sb.mock.push(Reply::text("got the rest"));
+    pane.send_line(" too");
+    pane.wait_for("got the rest");
+    let last = support::messages_with_role(sb.requests().last().unwrap(), "user")
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(last, "half typed too");
 }
 
 #[test]

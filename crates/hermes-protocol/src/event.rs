@@ -158,6 +158,17 @@ pub enum Event {
         /// Messages after.
         after: usize,
     },
+    /// Background processes have news for the model (an announced end, a
+    /// watched pattern) and no turn is running. Sent outside any submission
+    /// (`0`); a front-end that can start a turn answers [`crate::Op::Announce`],
+    /// otherwise the news rides ahead of the next message.
+    AnnouncementsWaiting,
+    /// The message an [`crate::Op::Announce`] turn gives the model: the
+    /// announcements, in the reference's `[IMPORTANT: …]` form.
+    Announced {
+        /// The message text.
+        text: String,
+    },
     /// An op with nothing to report finished.
     Ack,
     /// The session ended and its task stopped; nothing follows.

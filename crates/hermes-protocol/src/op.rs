@@ -102,6 +102,11 @@ pub enum Op {
     /// Kill every background process the session started (`/stop`); a
     /// status line says how many.
     StopProcesses,
+    /// Start a turn whose message is the background-process announcements
+    /// waiting (see [`crate::Event::AnnouncementsWaiting`]); it begins with
+    /// [`crate::Event::Announced`]. Ends with [`crate::Event::Ack`] when a
+    /// turn already took them.
+    Announce,
     /// End the session (recording `reason`) and stop its task.
     Shutdown {
         /// Why it ended (`cli_close`, `api_close` …), as stored in state.db.

@@ -29,6 +29,9 @@ const MAX_TRACKED: usize = 64;
 const TERM_GRACE: Duration = Duration::from_secs(2);
 /// How long a write may wait for a program that does not read its terminal.
 const WRITE_LIMIT: Duration = Duration::from_secs(10);
+/// How long an exit waits for the rest of the output (a child that outlives
+/// the shell may hold the pipe open), so its announcement quotes all of it.
+const OUTPUT_DRAIN: Duration = Duration::from_millis(500);
 
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,14 +137,19 @@ impl Background {
         self.inbox.deliver(&self.id, &self.command, event, now);
     }
 
+    /// Whether its end is over and still to be announced.
+    fn announcement_due(&self) -> bool {
+        self.exit().is_some()
+            && self.announces_exit()
+            && !self.consumed.load(Ordering::SeqCst)
+            && !self.announced.load(Ordering::SeqCst)
+    }
+
     /// The announcement of its end, once, if it asked for one and the agent
     /// has not seen the end by itself.
     fn take_announcement(&self) -> Option<String> {
         let exit = self.exit()?;
-        if !self.announces_exit()
-            || self.consumed.load(Ordering::SeqCst)
-            || self.announced.swap(true, Ordering::SeqCst)
-        {
+        if !self.announcement_due() || self.announced.swap(true, Ordering::SeqCst) {
             return None;
         }
         let how = if exit.killed {
@@ -357,6 +365,18 @@ impl ProcessTable {
         notes
     }
 
+    /// Whether [`ProcessTable::take_announcements`] has something to give.
+    pub fn has_announcements(&self) -> bool {
+        self.inbox.has_notes() || self.list().iter().any(|p| p.announcement_due())
+    }
+
+    /// Waits until an announcement may be waiting: a watch pattern matched,
+    /// or a process that announces its end ended. A wake-up that came while
+    /// nobody waited is kept for the next call.
+    pub async fn announcement_ready(&self) {
+        self.inbox.woken().await;
+    }
+
     /// Starts `command` with `bash -c` in its own process group (its own
     /// session on a terminal).
     pub fn spawn(&self, command: &str, opts: SpawnOptions<'_>) -> Result<Arc<Background>, String> {
@@ -388,9 +408,13 @@ impl ProcessTable {
             inbox: self.inbox.clone(),
         });
         let reading = process.clone();
+        let (drained_tx, drained) = tokio::sync::oneshot::channel::<()>();
         std::thread::Builder::new()
             .name(format!("bg-{}", process.id))
-            .spawn(move || pump(output, &reading))
+            .spawn(move || {
+                pump(output, &reading);
+                let _ = drained_tx.send(());
+            })
             .map_err(|e| format!("could not start the output reader: {e}"))?;
         let waiting = process.clone();
         tokio::spawn(async move {
@@ -398,12 +422,19 @@ impl ProcessTable {
                 Ok(status) => exit_code_of(status),
                 Err(_) => -1,
             };
+            // The last lines may still be in the pipe: the exit is recorded
+            // (and announced) once they are read, as the reference's reader
+            // queues the completion after the end of the output.
+            let _ = tokio::time::timeout(OUTPUT_DRAIN, drained).await;
             let killed = *waiting
                 .killed
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             let code = if killed { -15 } else { code };
             let _ = exit_tx.send(Some(Exit { code, killed }));
+            if waiting.announces_exit() {
+                waiting.inbox.wake();
+            }
         });
         let mut table = self
             .processes

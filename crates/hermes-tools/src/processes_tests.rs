@@ -214,6 +214,56 @@ async fn ends_are_announced_once_unless_the_agent_saw_them() {
 }
 
 #[tokio::test]
+async fn an_announced_end_wakes_the_session_with_all_of_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::announcing();
+    let quiet = table.spawn("true", opts(dir.path(), false)).unwrap();
+    quiet.wait(Duration::from_secs(10)).await.unwrap();
+    assert!(!table.has_announcements());
+    let told = table
+        .spawn(
+            "sleep 0.2; echo last-words",
+            SpawnOptions {
+                notify: true,
+                ..opts(dir.path(), false)
+            },
+        )
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), table.announcement_ready())
+        .await
+        .expect("no wake-up when the process ended");
+    // Woken only once it is over and its output read.
+    assert!(told.exit().is_some());
+    assert!(table.has_announcements());
+    let notes = table.take_announcements();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].ends_with("Output:\nlast-words]"), "{}", notes[0]);
+    assert!(!table.has_announcements());
+}
+
+#[tokio::test]
+async fn a_watch_match_wakes_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = ProcessTable::announcing();
+    let patterns = ["ready-now".to_owned()];
+    let p = table
+        .spawn(
+            "sleep 0.1; echo ready-now; sleep 30",
+            SpawnOptions {
+                watch_patterns: &patterns,
+                ..opts(dir.path(), false)
+            },
+        )
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), table.announcement_ready())
+        .await
+        .expect("no wake-up for the match");
+    assert!(table.has_announcements());
+    assert_eq!(table.take_announcements().len(), 1);
+    p.kill().await;
+}
+
+#[tokio::test]
 async fn a_terminal_process_sees_a_tty_of_thirty_by_a_hundred_and_twenty() {
     if !python3() {
         return;

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
@@ -31,12 +32,23 @@ const MAX_FILE_CANDIDATES: usize = 200;
 pub struct ReplHelper {
     /// Where relative `@` paths are resolved.
     cwd: PathBuf,
+    /// The line as last drawn: a prompt stopped from outside returns
+    /// nothing, and this gives what was typed back (see [`super::prompt`]).
+    typed: Arc<Mutex<String>>,
 }
 
 impl ReplHelper {
     /// A helper resolving `@` paths against `cwd`.
     pub fn new(cwd: PathBuf) -> Self {
-        Self { cwd }
+        Self {
+            cwd,
+            typed: Arc::default(),
+        }
+    }
+
+    /// Where the line being edited is kept as it changes.
+    pub fn typed(&self) -> Arc<Mutex<String>> {
+        self.typed.clone()
     }
 }
 
@@ -164,6 +176,15 @@ impl Validator for ReplHelper {
 
 impl Hinter for ReplHelper {
     type Hint = String;
+
+    // rustyline asks for a hint whenever the line changes: the moment to note it.
+    fn hint(&self, line: &str, _pos: usize, _ctx: &Context<'_>) -> Option<String> {
+        let mut typed = self.typed.lock().unwrap_or_else(PoisonError::into_inner);
+        if *typed != line {
+            line.clone_into(&mut typed);
+        }
+        None
+    }
 }
 
 impl Highlighter for ReplHelper {

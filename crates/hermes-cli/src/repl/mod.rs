@@ -6,6 +6,7 @@ mod actions;
 pub mod commands;
 pub mod editor;
 pub mod history_file;
+mod prompt;
 mod rollback;
 pub mod tally;
 pub(crate) mod typeahead;
@@ -17,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hermes_protocol::{Event, Op, TurnEnd};
-use rustyline::error::ReadlineError;
 
 use crate::args::RunArgs;
 use crate::chat::{Mode, Session};
@@ -117,13 +117,11 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
             }
             continue;
         }
-        let read = match repl.prefill.take() {
-            Some(text) => ed.readline_with_initial(PROMPT, (&text, "")),
-            None => ed.readline(PROMPT),
-        };
+        let (back, read) = prompt::read(ed, repl.prefill.take(), &mut repl.session.conv).await?;
+        ed = back;
         let line = match read {
-            Ok(line) => line,
-            Err(ReadlineError::Interrupted) => {
+            prompt::Read::Line(line) => line,
+            prompt::Read::Interrupted => {
                 if last_interrupt.is_some_and(|t| t.elapsed() < DOUBLE_INTERRUPT) {
                     break;
                 }
@@ -131,8 +129,16 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
                 writeln!(err, "(Press Ctrl+C again or Ctrl+D to exit)")?;
                 continue;
             }
-            Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(e.into()),
+            prompt::Read::Eof => break,
+            // Background news starts its own turn; the prompt comes back
+            // with what was typed.
+            prompt::Read::Announce { typed } => {
+                if !typed.is_empty() {
+                    repl.prefill = Some(typed);
+                }
+                repl.send_op(Op::Announce).await?;
+                continue;
+            }
         };
         last_interrupt = None;
         let text = editor::join_continuations(&line);
@@ -322,9 +328,11 @@ impl Repl {
                 queued.push(Queued::Message(text));
             }
         }
-        if self.prefill.is_none() {
-            self.prefill = prefill;
-        }
+        // What the prompt held before the turn, then what was typed during it.
+        self.prefill = match (self.prefill.take(), prefill) {
+            (Some(before), Some(during)) => Some(before + &during),
+            (before, during) => before.or(during),
+        };
         let Outcome { last, unused_steer } = outcome?;
         let mut err = std::io::stderr();
         if let Some(left) = unused_steer {

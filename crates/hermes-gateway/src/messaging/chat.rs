@@ -366,7 +366,7 @@ impl ChatWorker {
         };
         match conv.submit(op) {
             Ok(submission) => {
-                self.watch_turn(submission, &message.key);
+                self.watch_turn(submission, Some(&message.key));
                 let _ = self.adapter.mark(&message, Progress::Working).await;
                 if let Some(turn) = &mut self.turn {
                     turn.origin = Some(message);
@@ -380,11 +380,23 @@ impl ChatWorker {
         }
     }
 
+    /// Starts the turn of the background announcements waiting; its answer
+    /// goes to the chat like any other.
+    async fn announce(&mut self) {
+        let Some(conv) = &self.conv else {
+            return;
+        };
+        if let Ok(submission) = conv.submit(Op::Announce) {
+            self.watch_turn(submission, None);
+            self.tick().await;
+        }
+    }
+
     /// Follows the turn started by `submission`; it answers inbox entry `key`.
-    pub(super) fn watch_turn(&mut self, submission: u64, key: &str) {
+    pub(super) fn watch_turn(&mut self, submission: u64, key: Option<&str>) {
         self.turn = Some(Turn {
             submission,
-            keys: vec![key.to_owned()],
+            keys: key.map(str::to_owned).into_iter().collect(),
             stream: AnswerStream::new(self.hub.config.streaming.enabled),
             progress: ProgressBubble::default(),
             last_typing: None,
@@ -483,6 +495,15 @@ impl ChatWorker {
                     }
                 }
             }
+            // Background news for an idle chat starts a turn there, as the
+            // reference injects it as a message from the chat (busy: the
+            // session offers it again when the turn ends, or the next
+            // message carries it).
+            Event::AnnouncementsWaiting => {
+                if self.turn.is_none() && self.queue.is_empty() {
+                    self.announce().await;
+                }
+            }
             other => {
                 let ours = self
                     .turn
@@ -549,6 +570,8 @@ impl ChatWorker {
                 self.end_turn(None).await;
             }
             Event::Error { message } => self.end_turn(Some(&message)).await,
+            // An announcement a message had already carried: nothing to say.
+            Event::Ack => self.end_turn(None).await,
             _ => {}
         }
     }

@@ -186,7 +186,7 @@ impl ChatWorker {
         };
         match submitted {
             Ok(submission) if retry => {
-                self.watch_turn(submission, &message.key);
+                self.watch_turn(submission, Some(&message.key));
                 return true;
             }
             Ok(_) => {}

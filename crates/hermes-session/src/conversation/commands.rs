@@ -65,6 +65,7 @@ impl SessionTask {
             | Op::ContinueTurn
             | Op::Compress { .. }
             | Op::StopProcesses
+            | Op::Announce
             | Op::Shutdown { .. } => Event::Ack,
         }
     }

@@ -177,17 +177,62 @@ impl SessionTask {
         loop {
             let (id, op) = match self.queue.pop_front() {
                 Some(next) => next,
-                None => match ops.recv().await {
-                    Some(next) => next,
-                    None => return,
-                },
+                None => {
+                    // Idle: background processes can wake the session too.
+                    let table = self.agent.processes().clone();
+                    tokio::select! {
+                        next = ops.recv() => match next {
+                            Some(next) => next,
+                            None => return,
+                        },
+                        () = table.announcement_ready() => {
+                            self.offer_announcements(&outlet).await;
+                            continue;
+                        }
+                    }
+                }
             };
             let stop = self.handle(id, op, &mut ops, &outlet).await;
             let _ = outlet.info.send(self.info());
             if stop {
                 return;
             }
+            // News that came during the op (and no queued message took)
+            // is offered now that nothing runs, as the reference drains its
+            // queue after each turn.
+            if self.queue.is_empty() {
+                self.offer_announcements(&outlet).await;
+            }
         }
+    }
+
+    /// Tells the front-end that announcements wait while no turn runs; it
+    /// starts their turn with [`Op::Announce`].
+    async fn offer_announcements(&self, outlet: &Outlet) {
+        if self.agent.processes().has_announcements() {
+            outlet.emit(0, Event::AnnouncementsWaiting).await;
+        }
+    }
+
+    /// `Announce`: a turn whose message is the announcements waiting, shown
+    /// to the front-end first (the reference's CLI prints the synthetic
+    /// message as the user's); `Ack` when a turn already took them.
+    async fn announce(
+        &mut self,
+        id: u64,
+        ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
+        outlet: &Outlet,
+    ) {
+        let notes = self.agent.processes().take_announcements();
+        if notes.is_empty() {
+            outlet.emit(id, Event::Ack).await;
+            return;
+        }
+        let text = notes.join("\n\n");
+        outlet
+            .emit(id, Event::Announced { text: text.clone() })
+            .await;
+        self.turn(id, Some(text), ops, outlet).await;
     }
 
     async fn handle(
@@ -203,6 +248,7 @@ impl SessionTask {
                 self.turn(id, Some(text), ops, outlet).await;
             }
             Op::ContinueTurn => self.turn(id, None, ops, outlet).await,
+            Op::Announce => self.announce(id, ops, outlet).await,
             // Signals with nothing running to act on.
             Op::Interrupt | Op::ApprovalAnswer { .. } | Op::ClarifyAnswer { .. } => {}
             Op::Retry => match self.retry_text() {

@@ -226,6 +226,9 @@ impl Breaker {
 pub struct Inbox {
     notes: Mutex<Vec<String>>,
     breaker: Mutex<Breaker>,
+    /// Woken when something may be waiting (a note, an announced exit), so
+    /// an idle session starts a turn for it.
+    ready: tokio::sync::Notify,
 }
 
 impl Inbox {
@@ -245,10 +248,34 @@ impl Inbox {
                 }
             }
         }
+        if notes.is_empty() {
+            return;
+        }
         self.notes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .extend(notes);
+        self.wake();
+    }
+
+    /// Tells the session something may be waiting (a permit is kept when
+    /// nobody waits, so a wake-up during a turn is seen after it).
+    pub fn wake(&self) {
+        self.ready.notify_one();
+    }
+
+    /// Waits for the next [`Inbox::wake`].
+    pub async fn woken(&self) {
+        self.ready.notified().await;
+    }
+
+    /// Whether notes are waiting.
+    pub fn has_notes(&self) -> bool {
+        !self
+            .notes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
     }
 
     /// Everything queued so far, oldest first.
