@@ -221,3 +221,89 @@ fn private_addresses_are_refused_unless_allowed_and_secrets_never_leave() {
             .contains("credential-like query parameter (api_key)")
     );
 }
+
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+#[test]
+fn vision_analyze_shows_the_image_to_the_vision_model_and_returns_its_answer() {
+    use base64::Engine;
+    let web = LoopbackWeb::start();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(PNG_1X1)
+        .unwrap();
+    web.put("/dot.png", Page::ok("image/png", png.clone()));
+    let sb = Sandbox::start();
+    let config = sb.home.path().join("config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text.replace(
+        "auxiliary:\n",
+        "auxiliary:\n  vision:\n    model: vision-model\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    sb.add_config("security:\n  allow_private_urls: true\n");
+    std::fs::write(sb.work_path("chart.png"), &png).unwrap();
+    std::fs::write(sb.work_path("notes.txt"), "not an image").unwrap();
+    sb.mock.push_all([
+        Reply::tool_call(
+            "c1",
+            "vision_analyze",
+            &json!({"image_url": "chart.png", "question": "What colour is it?"}).to_string(),
+        ),
+        Reply::text("A single dark pixel on a transparent background."),
+        Reply::tool_call(
+            "c2",
+            "vision_analyze",
+            &json!({"image_url": web.url("/dot.png"), "question": "And this one?"}).to_string(),
+        ),
+        Reply::text("The same pixel."),
+        Reply::tool_call(
+            "c3",
+            "vision_analyze",
+            &json!({"image_url": "notes.txt", "question": "?"}).to_string(),
+        ),
+        Reply::text("It is one dark pixel."),
+    ]);
+    let out = sb.chat("what is in chart.png?", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("It is one dark pixel."));
+    let requests = sb.mock.chat_requests();
+    assert_eq!(
+        requests.len(),
+        6,
+        "three turns of the main model, two looks"
+    );
+    // The vision model got the image as a content part with the reference's prompt.
+    let look = &requests[1];
+    assert_eq!(look["model"], "vision-model");
+    let parts = look["messages"][0]["content"].as_array().unwrap();
+    assert!(parts[0]["text"].as_str().unwrap().starts_with(
+        "Fully describe and explain everything about this image, then answer the following question:\n\nWhat colour is it?"
+    ));
+    assert_eq!(
+        parts[1]["image_url"]["url"],
+        format!("data:image/png;base64,{PNG_1X1}")
+    );
+    let answered = last_result(&requests[2]);
+    assert_eq!(answered["success"], true, "{answered}");
+    assert_eq!(
+        answered["analysis"],
+        "A single dark pixel on a transparent background."
+    );
+    // A URL is fetched (through the URL policy) and shown the same way.
+    assert!(
+        requests[3]["messages"][0]["content"][1]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,")
+    );
+    // Something that is not an image is refused before any model sees it.
+    let refused = last_result(&requests[5]);
+    assert_eq!(refused["success"], false);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a recognized image"),
+        "{refused}"
+    );
+}

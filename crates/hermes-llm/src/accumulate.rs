@@ -119,6 +119,7 @@ impl StreamAccumulator {
                     .filter(|s| !s.is_empty() && !self.reasoning.is_empty()),
                 reasoning: non_empty(self.reasoning),
                 codex_reasoning_items: self.reasoning_items,
+                images: Vec::new(),
             },
             usage: self.usage,
             finish_reason: self.finish_reason,

@@ -153,6 +153,16 @@ pub(crate) fn message_json(m: &Message) -> Value {
     let mut out = Map::new();
     out.insert("role".into(), Value::String(m.role.as_str().to_owned()));
     let content = match &m.content {
+        _ if !m.images.is_empty() => {
+            let mut parts: Vec<Value> = Vec::new();
+            if !m.text().is_empty() {
+                parts.push(json!({"type": "text", "text": m.text()}));
+            }
+            for url in &m.images {
+                parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+            }
+            Value::Array(parts)
+        }
         Some(text) => Value::String(text.clone()),
         None if m.role == Role::Assistant && !m.tool_calls.is_empty() => Value::Null,
         None => Value::String(String::new()),
@@ -179,6 +189,14 @@ pub(crate) fn message_json(m: &Message) -> Value {
         out.insert("name".into(), Value::String(name.clone()));
     }
     Value::Object(out)
+}
+
+/// The media type and base64 data of a `data:<type>;base64,<data>` URL.
+pub(crate) fn split_data_url(url: &str) -> Option<(&str, &str)> {
+    let rest = url.strip_prefix("data:")?;
+    let (header, data) = rest.split_once(',')?;
+    let media = header.strip_suffix(";base64")?;
+    Some((media, data))
 }
 
 fn non_empty_str(v: Option<&Value>) -> Option<&str> {

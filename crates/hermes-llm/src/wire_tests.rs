@@ -316,3 +316,18 @@ fn envelope_cache_marks_system_and_the_last_three_text_messages() {
     assert_eq!(msgs[1]["content"], "one");
     assert!(msgs[4]["content"].is_null());
 }
+
+#[test]
+fn images_ride_as_content_parts() {
+    let m = Message::user_with_images("What is this?", vec!["data:image/png;base64,iVBOR".into()]);
+    assert_eq!(
+        message_json(&m)["content"],
+        json!([{"type": "text", "text": "What is this?"},
+               {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}}])
+    );
+    assert_eq!(
+        super::split_data_url("data:image/jpeg;base64,/9j/"),
+        Some(("image/jpeg", "/9j/"))
+    );
+    assert_eq!(super::split_data_url("https://x.test/a.png"), None);
+}

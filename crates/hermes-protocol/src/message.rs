@@ -98,6 +98,9 @@ pub struct Message {
     /// model keeps its chain of thought across turns.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub codex_reasoning_items: Vec<serde_json::Value>,
+    /// Images that go with a user message: `data:` URLs or http(s) addresses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 impl Message {
@@ -111,6 +114,7 @@ impl Message {
             reasoning: None,
             reasoning_signature: None,
             codex_reasoning_items: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -122,6 +126,14 @@ impl Message {
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, content)
+    }
+
+    /// A user message with images (`data:` URLs or http(s) addresses).
+    pub fn user_with_images(content: impl Into<String>, images: Vec<String>) -> Self {
+        Self {
+            images,
+            ..Self::plain(Role::User, content)
+        }
     }
 
     /// An assistant message with text only.

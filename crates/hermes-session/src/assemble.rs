@@ -475,6 +475,30 @@ fn register_web(services: &Services, all: &mut Registry) {
     }
 }
 
+/// `vision_analyze`, when some model can look at images.
+fn register_vision(
+    services: &Services,
+    parent: (&Arc<dyn Provider>, &Endpoint),
+    all: &mut Registry,
+) {
+    let setup = services.setup();
+    let main = hermes_agent::Route {
+        provider: parent.0.clone(),
+        model: parent.1.model.clone().unwrap_or_default(),
+    };
+    let Ok(Some(route)) = crate::auxiliary::vision(services, parent.1, &main) else {
+        return;
+    };
+    let tool = hermes_web::vision::VisionTool::new(
+        Arc::new(crate::auxiliary::VisionRoute(route)),
+        hermes_tools::url_safety::UrlPolicy::from_config(&setup.config),
+        setup.home.root().to_path_buf(),
+    );
+    if let Ok(tool) = tool {
+        all.register(Arc::new(tool));
+    }
+}
+
 /// Every tool the session offers: the built-ins, session search, delegation,
 /// memory and code execution, cut down to `toolsets`; with the names in
 /// `toolsets` that are neither a toolset nor a tool.
@@ -498,6 +522,7 @@ fn registry(
         all.register(Arc::new(tool.clone()));
     }
     register_web(services, &mut all);
+    register_vision(services, parent, &mut all);
     // A scheduled run must not schedule more runs.
     if scheduling {
         all.register(Arc::new(crate::cron::tool::CronjobTool::new(

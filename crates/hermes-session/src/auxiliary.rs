@@ -74,6 +74,67 @@ pub fn summarizer(services: &Services, main: &Endpoint) -> Result<Option<Route>,
     }
 }
 
+/// The provider and model that look at images: `auxiliary.vision`, else the
+/// session's own; `None` when that is the embedded model (it cannot see).
+pub fn vision(
+    services: &Services,
+    main: &Endpoint,
+    main_route: &Route,
+) -> Result<Option<Route>, SessionError> {
+    let task = &services.setup().config.sections.auxiliary.vision;
+    Ok(match task_endpoint(services, main, task)? {
+        Some(ep) if ep.provider != "local" => Some(Route {
+            provider: services.remote(&ep)?,
+            model: ep.model.unwrap_or_default(),
+        }),
+        _ if main.provider == "local" => None,
+        _ => Some(main_route.clone()),
+    })
+}
+
+/// A model route that answers about images (`vision_analyze`).
+#[derive(Debug)]
+pub struct VisionRoute(pub Route);
+
+impl hermes_web::vision::VisionModel for VisionRoute {
+    fn name(&self) -> String {
+        self.0.model.clone()
+    }
+
+    fn look<'a>(
+        &'a self,
+        data_url: &'a str,
+        prompt: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let request = hermes_llm::ChatRequest {
+                model: self.0.model.clone(),
+                messages: vec![hermes_protocol::Message::user_with_images(
+                    prompt,
+                    vec![data_url.to_owned()],
+                )],
+                max_tokens: Some(2000),
+                temperature: Some(0.1),
+                ..hermes_llm::ChatRequest::default()
+            };
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let done = tokio::time::timeout(
+                std::time::Duration::from_secs(120),
+                hermes_llm::complete(self.0.provider.as_ref(), &request, &cancel),
+            )
+            .await;
+            match done {
+                Ok(Ok(done)) => Ok(done.message.text().to_owned()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => {
+                    cancel.cancel();
+                    Err("the vision model took longer than 120s".into())
+                }
+            }
+        })
+    }
+}
+
 /// The provider and model that title sessions: `auxiliary.title_generation`,
 /// else the session's own.
 pub fn titler(

@@ -65,6 +65,49 @@ pub fn overlap(a: &Path, b: &Path) -> bool {
     a.starts_with(b) || b.starts_with(a)
 }
 
+/// Whether `path` (canonical) is somewhere files must never be sent from or
+/// shown to a model: system files, credentials, Hermes's own secrets.
+pub fn is_secret(path: &Path, user_home: Option<&Path>, hermes_home: &Path) -> bool {
+    const SYSTEM: [&str; 5] = ["/etc", "/proc", "/sys", "/dev", "/boot"];
+    if SYSTEM.iter().any(|p| path.starts_with(p)) {
+        return true;
+    }
+    if let Some(home) = user_home {
+        let home = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
+        for secret in [
+            ".ssh",
+            ".aws",
+            ".gnupg",
+            ".kube",
+            ".docker",
+            ".netrc",
+            ".config/gcloud",
+        ] {
+            if path.starts_with(home.join(secret)) {
+                return true;
+            }
+        }
+    }
+    let hermes = hermes_home
+        .canonicalize()
+        .unwrap_or_else(|_| hermes_home.to_path_buf());
+    if let Ok(inside) = path.strip_prefix(&hermes) {
+        let first = inside
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let secret = [".env", "auth.json", "pairing", "gateway", "checkpoints"]
+            .contains(&first.as_str())
+            || first.starts_with("state.db")
+            || first.starts_with('.') && first.ends_with(".json");
+        if secret {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ pub mod extract;
 mod http;
 pub mod search;
 pub mod settings;
+pub mod vision;
 
 use std::sync::Arc;
 

@@ -83,49 +83,6 @@ impl OutgoingFile {
     }
 }
 
-/// Places a `MEDIA:` tag may never send from: system files, credentials,
-/// and Hermes's own secrets.
-fn denied(path: &Path, user_home: Option<&Path>, hermes_home: &Path) -> bool {
-    const SYSTEM: [&str; 5] = ["/etc", "/proc", "/sys", "/dev", "/boot"];
-    if SYSTEM.iter().any(|p| path.starts_with(p)) {
-        return true;
-    }
-    if let Some(home) = user_home {
-        let home = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
-        for secret in [
-            ".ssh",
-            ".aws",
-            ".gnupg",
-            ".kube",
-            ".docker",
-            ".netrc",
-            ".config/gcloud",
-        ] {
-            if path.starts_with(home.join(secret)) {
-                return true;
-            }
-        }
-    }
-    let hermes = hermes_home
-        .canonicalize()
-        .unwrap_or_else(|_| hermes_home.to_path_buf());
-    if let Ok(inside) = path.strip_prefix(&hermes) {
-        let first = inside
-            .components()
-            .next()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let secret = [".env", "auth.json", "pairing", "gateway", "checkpoints"]
-            .contains(&first.as_str())
-            || first.starts_with("state.db")
-            || first.starts_with('.') && first.ends_with(".json");
-        if secret {
-            return true;
-        }
-    }
-    false
-}
-
 /// The file a tag names, when it may be sent.
 fn checked(raw: &str, user_home: Option<&Path>, hermes_home: &Path) -> Option<PathBuf> {
     let expanded = match raw.strip_prefix("~/") {
@@ -136,7 +93,7 @@ fn checked(raw: &str, user_home: Option<&Path>, hermes_home: &Path) -> Option<Pa
         return None;
     }
     let real = expanded.canonicalize().ok()?;
-    if !real.is_file() || denied(&real, user_home, hermes_home) {
+    if !real.is_file() || hermes_tools::paths::is_secret(&real, user_home, hermes_home) {
         return None;
     }
     Some(real)

@@ -92,12 +92,23 @@ fn assistant_blocks(m: &Message, latest: bool) -> Vec<Value> {
 }
 
 fn user_blocks(m: &Message) -> Vec<Value> {
+    let mut blocks: Vec<Value> = m
+        .images
+        .iter()
+        .map(|url| match crate::wire::split_data_url(url) {
+            Some((media, data)) => {
+                json!({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+            }
+            None => json!({"type": "image", "source": {"type": "url", "url": url}}),
+        })
+        .collect();
     let text = m.text();
-    if text.trim().is_empty() {
-        vec![text_block("(empty message)")]
-    } else {
-        vec![text_block(text)]
+    if !text.trim().is_empty() {
+        blocks.push(text_block(text));
+    } else if blocks.is_empty() {
+        blocks.push(text_block("(empty message)"));
     }
+    blocks
 }
 
 fn tool_result_block(m: &Message) -> Value {

@@ -205,3 +205,25 @@ fn empty_messages_get_placeholders() {
     assert_eq!(body["messages"][0]["content"][0]["text"], "(empty message)");
     assert_eq!(body["messages"][1]["content"][0]["text"], "(empty)");
 }
+
+#[test]
+fn images_become_image_blocks_before_the_text() {
+    let m = Message::user_with_images(
+        "Describe",
+        vec![
+            "data:image/png;base64,iVBOR".into(),
+            "https://x.test/cat.jpg".into(),
+        ],
+    );
+    let body = request_body(&req(vec![m]), super::CacheTtl::FiveMinutes);
+    let content = &body["messages"][0]["content"];
+    assert_eq!(
+        content[0],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}})
+    );
+    assert_eq!(
+        content[1],
+        json!({"type": "image", "source": {"type": "url", "url": "https://x.test/cat.jpg"}})
+    );
+    assert_eq!(content[2]["text"], "Describe");
+}

@@ -104,7 +104,19 @@ pub(crate) fn convert_messages(messages: &[Message]) -> (Vec<Value>, Vec<Value>)
                 push_turn(&mut out, "user", vec![block]);
             }
             Role::User => {
-                push_turn(&mut out, "user", vec![json!({"text": safe_text(m.text())})]);
+                // Converse takes image bytes only (no URLs): data: URLs go along.
+                let mut blocks: Vec<Value> = m
+                    .images
+                    .iter()
+                    .filter_map(|url| crate::wire::split_data_url(url))
+                    .map(|(media, data)| {
+                        let format = media.strip_prefix("image/").unwrap_or("png");
+                        let format = if format == "jpg" { "jpeg" } else { format };
+                        json!({"image": {"format": format, "source": {"bytes": data}}})
+                    })
+                    .collect();
+                blocks.push(json!({"text": safe_text(m.text())}));
+                push_turn(&mut out, "user", blocks);
             }
             Role::Assistant => push_turn(&mut out, "assistant", assistant_blocks(m)),
         }

@@ -107,6 +107,13 @@ pub(crate) fn convert(messages: &[Message], model: &str, replay: bool) -> (Strin
                     items.push(json!({"role": system_role, "content": m.text()}));
                 }
             }
+            Role::User if !m.images.is_empty() => {
+                let mut parts = vec![json!({"type": "input_text", "text": m.text()})];
+                for url in &m.images {
+                    parts.push(json!({"type": "input_image", "image_url": url}));
+                }
+                items.push(json!({"role": "user", "content": parts}));
+            }
             Role::User => items.push(json!({"role": "user", "content": m.text()})),
             Role::Assistant => assistant_items(m, &mut seen, &mut items, replay),
             Role::Tool => {

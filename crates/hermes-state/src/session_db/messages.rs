@@ -281,6 +281,8 @@ impl SessionDb {
                 reasoning,
                 reasoning_signature,
                 codex_reasoning_items,
+                // Images are not stored: a resumed session sees the text only.
+                images: Vec::new(),
             });
         }
         Ok(out)

@@ -131,6 +131,9 @@ pub struct AuxiliarySection {
     /// The model that titles new sessions.
     #[serde(deserialize_with = "task")]
     pub title_generation: AuxiliaryTask,
+    /// The model that looks at images for `vision_analyze`.
+    #[serde(deserialize_with = "task")]
+    pub vision: AuxiliaryTask,
 }
 
 fn task<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AuxiliaryTask, D::Error> {

@@ -81,12 +81,30 @@ fn kind_of(content_type: &str, body: &[u8]) -> Result<Kind, String> {
     ))
 }
 
-/// Fetches `url` under `policy`.
+/// Fetches `url` under `policy` as a page to read.
 pub async fn fetch(
     http: &reqwest::Client,
     url: &str,
     policy: UrlPolicy,
 ) -> Result<Fetched, String> {
+    let accept = "text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.5";
+    let (final_url, content_type, body) = fetch_raw(http, url, policy, accept).await?;
+    let kind = kind_of(&content_type, &body)?;
+    Ok(Fetched {
+        final_url,
+        kind,
+        body,
+    })
+}
+
+/// Fetches `url` under `policy`, every redirect hop checked: the final
+/// address, the content type and the body.
+pub async fn fetch_raw(
+    http: &reqwest::Client,
+    url: &str,
+    policy: UrlPolicy,
+    accept: &str,
+) -> Result<(String, String, Vec<u8>), String> {
     let start = url.to_owned();
     let mut guard =
         tokio::task::spawn_blocking(move || RedirectGuard::start(&start, policy, &RESOLVER))
@@ -97,7 +115,7 @@ pub async fn fetch(
         let current = guard.current().to_owned();
         let response = http
             .get(&current)
-            .header("Accept", "text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.5")
+            .header("Accept", accept)
             .timeout(TIMEOUT)
             .send()
             .await
@@ -145,12 +163,7 @@ pub async fn fetch(
             ));
         }
         let body = read_capped(response).await?;
-        let kind = kind_of(&content_type, &body)?;
-        return Ok(Fetched {
-            final_url: current,
-            kind,
-            body,
-        });
+        return Ok((current, content_type, body));
     }
 }
 
