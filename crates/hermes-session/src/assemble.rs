@@ -475,27 +475,65 @@ fn register_web(services: &Services, all: &mut Registry) {
     }
 }
 
-/// `vision_analyze`, when some model can look at images.
-fn register_vision(
+/// The model that looks at images for this session, when one can.
+fn vision_model(
+    services: &Services,
+    parent: (&Arc<dyn Provider>, &Endpoint),
+) -> Option<Arc<dyn hermes_web::vision::VisionModel>> {
+    let main = hermes_agent::Route {
+        provider: parent.0.clone(),
+        model: parent.1.model.clone().unwrap_or_default(),
+    };
+    let route = crate::auxiliary::vision(services, parent.1, &main).ok()??;
+    Some(Arc::new(crate::auxiliary::VisionRoute(route)))
+}
+
+/// `vision_analyze` and the `browser_*` tools (when a Chromium is installed).
+fn register_sight(
     services: &Services,
     parent: (&Arc<dyn Provider>, &Endpoint),
     all: &mut Registry,
 ) {
     let setup = services.setup();
-    let main = hermes_agent::Route {
-        provider: parent.0.clone(),
-        model: parent.1.model.clone().unwrap_or_default(),
-    };
-    let Ok(Some(route)) = crate::auxiliary::vision(services, parent.1, &main) else {
+    let vision = vision_model(services, parent);
+    let policy = hermes_tools::url_safety::UrlPolicy::from_config(&setup.config);
+    if let Some(model) = &vision
+        && let Ok(tool) = hermes_web::vision::VisionTool::new(
+            model.clone(),
+            policy,
+            setup.home.root().to_path_buf(),
+        )
+    {
+        all.register(Arc::new(tool));
+    }
+    let config = &setup.config.raw;
+    let executable = hermes_web::browser::cdp::find_chromium(
+        setup.env.get("AGENT_BROWSER_EXECUTABLE_PATH").or_else(|| {
+            config
+                .pointer("/browser/executable")
+                .and_then(serde_json::Value::as_str)
+        }),
+        setup.env.get("PATH"),
+    );
+    let Some(executable) = executable else {
         return;
     };
-    let tool = hermes_web::vision::VisionTool::new(
-        Arc::new(crate::auxiliary::VisionRoute(route)),
-        hermes_tools::url_safety::UrlPolicy::from_config(&setup.config),
-        setup.home.root().to_path_buf(),
-    );
-    if let Ok(tool) = tool {
-        all.register(Arc::new(tool));
+    let idle = config
+        .pointer("/browser/inactivity_timeout")
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(120.0)
+        .max(30.0);
+    let slot = hermes_web::browser::BrowserSlot::new(hermes_web::browser::BrowserSettings {
+        executable,
+        headed: config
+            .pointer("/browser/headed")
+            .and_then(serde_json::Value::as_bool)
+            == Some(true),
+        inactivity: std::time::Duration::from_secs_f64(idle),
+        cache_dir: setup.home.root().join("cache"),
+    });
+    for tool in hermes_web::browser::tools::all(&slot, vision) {
+        all.register(tool);
     }
 }
 
@@ -522,7 +560,7 @@ fn registry(
         all.register(Arc::new(tool.clone()));
     }
     register_web(services, &mut all);
-    register_vision(services, parent, &mut all);
+    register_sight(services, parent, &mut all);
     // A scheduled run must not schedule more runs.
     if scheduling {
         all.register(Arc::new(crate::cron::tool::CronjobTool::new(

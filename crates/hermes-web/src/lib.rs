@@ -3,6 +3,7 @@
 //! extract backend or fetches and converts them itself, every hop checked
 //! against the URL policy.
 
+pub mod browser;
 pub mod dom;
 pub mod extract;
 mod http;

@@ -84,16 +84,20 @@ impl Row {
     }
 }
 
-/// Why a URL must not go out at all: a key in it, or a credential parameter.
-fn refuse(url: &str) -> Option<String> {
-    // Vendor key prefixes only (`sk-…`, `ghp_…`): a `KEY=value` pattern is
-    // an ordinary query string here, judged by its name below.
+/// Whether `url` carries what looks like an API key (a vendor prefix such as
+/// `sk-…` or `ghp_…`; a `KEY=value` pattern is an ordinary query string here).
+pub fn has_key(url: &str) -> bool {
     let prefixes_only = hermes_llm::redact::RedactOptions {
         code_file: true,
         url_credentials: false,
         non_reusable: false,
     };
-    if hermes_llm::redact::redact_with(url, prefixes_only) != url {
+    hermes_llm::redact::redact_with(url, prefixes_only) != url
+}
+
+/// Why a URL must not go out at all: a key in it, or a credential parameter.
+fn refuse(url: &str) -> Option<String> {
+    if has_key(url) {
         return Some(
             "Blocked: URL contains what appears to be an API key or token. Secrets must not be sent in URLs."
                 .into(),
