@@ -119,7 +119,42 @@ fn attrs(node: &Value) -> Vec<String> {
 struct Renderer<'a> {
     nodes: HashMap<&'a str, Node<'a>>,
     lines: Vec<(usize, String, bool)>,
-    refs: HashMap<String, Target>,
+    /// Elements given a ref, in document order, before they are numbered.
+    pending: Vec<Target>,
+}
+
+/// Marks a ref's place in a line until it is numbered.
+const PLACEHOLDER: char = '\u{1}';
+
+/// Ref ids as agent-browser gives them: the named content elements
+/// (headings, cells …) first, then the interactive ones, each group in
+/// document order.
+fn number_refs(pending: &[Target]) -> Vec<String> {
+    let mut ids = vec![String::new(); pending.len()];
+    let mut next = 0;
+    for interactive in [false, true] {
+        for (i, target) in pending.iter().enumerate() {
+            if INTERACTIVE.contains(&target.role.as_str()) == interactive {
+                next += 1;
+                ids[i] = format!("e{next}");
+            }
+        }
+    }
+    ids
+}
+
+/// `line` with its ref placeholder replaced by the ref's id.
+fn numbered(line: &str, ids: &[String]) -> String {
+    let mut parts = line.split(PLACEHOLDER);
+    let (Some(head), Some(index), Some(tail)) = (parts.next(), parts.next(), parts.next()) else {
+        return line.to_owned();
+    };
+    let id = index
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| ids.get(i))
+        .map_or("", String::as_str);
+    format!("{head}{id}{tail}")
 }
 
 impl<'a> Renderer<'a> {
@@ -158,16 +193,16 @@ impl<'a> Renderer<'a> {
         }
         let mut attributes = attrs(raw);
         if wants_ref {
-            let id = format!("e{}", self.refs.len() + 1);
-            attributes.push(format!("ref={id}"));
-            self.refs.insert(
-                id,
-                Target {
-                    backend_node: raw["backendDOMNodeId"].as_i64().unwrap_or(0),
-                    role: role.clone(),
-                    name: name.clone(),
-                },
-            );
+            // Numbered once the walk is done (see `number_refs`).
+            attributes.push(format!(
+                "ref={PLACEHOLDER}{}{PLACEHOLDER}",
+                self.pending.len()
+            ));
+            self.pending.push(Target {
+                backend_node: raw["backendDOMNodeId"].as_i64().unwrap_or(0),
+                role: role.clone(),
+                name: name.clone(),
+            });
         }
         if !attributes.is_empty() {
             line.push_str(&format!(" [{}]", attributes.join(", ")));
@@ -255,12 +290,18 @@ pub fn render(tree: &Value, compact: bool) -> Snapshot {
     let mut renderer = Renderer {
         nodes,
         lines: Vec::new(),
-        refs: HashMap::new(),
+        pending: Vec::new(),
     };
     if let Some(root) = root {
         renderer.render(root, 0);
     }
-    let lines = renderer.lines;
+    let ids = number_refs(&renderer.pending);
+    let refs: HashMap<String, Target> = ids.iter().cloned().zip(renderer.pending).collect();
+    let lines: Vec<(usize, String, bool)> = renderer
+        .lines
+        .into_iter()
+        .map(|(depth, line, keep)| (depth, numbered(&line, &ids), keep))
+        .collect();
     let kept: Vec<&String> = if compact {
         // A line stays if it matters or has a descendant that does.
         let mut keep = vec![false; lines.len()];
@@ -291,10 +332,7 @@ pub fn render(tree: &Value, compact: bool) -> Snapshot {
     } else {
         kept.into_iter().cloned().collect::<Vec<_>>().join("\n")
     };
-    Snapshot {
-        text,
-        refs: renderer.refs,
-    }
+    Snapshot { text, refs }
 }
 
 #[cfg(test)]
@@ -346,5 +384,15 @@ mod tests {
             "- heading \"Sign up\" [level=1, ref=e1]\n- form\n  - textbox \"Name\" [required, ref=e2]: Ada\n  - button \"Send\" [ref=e3]"
         );
         assert_eq!(render(&json!({"nodes": []}), true).text, "(empty page)");
+        // Named content first, then what can be acted on, as agent-browser numbers them.
+        let page = json!({"nodes": [
+            node("1", None, "RootWebArea", "", &["2", "3"]),
+            node("2", Some("1"), "link", "Home", &[]),
+            node("3", Some("1"), "heading", "Title", &[]),
+        ]});
+        assert_eq!(
+            render(&page, true).text,
+            "- link \"Home\" [ref=e2]\n- heading \"Title\" [ref=e1]"
+        );
     }
 }
