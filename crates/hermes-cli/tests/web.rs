@@ -307,3 +307,66 @@ fn vision_analyze_shows_the_image_to_the_vision_model_and_returns_its_answer() {
         "{refused}"
     );
 }
+
+#[test]
+fn an_image_named_in_a_repl_message_reaches_the_model_natively_or_described() {
+    use base64::Engine;
+    use support::pty::{PROMPT, Pane, tmux_available};
+    if !tmux_available() {
+        return;
+    }
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(PNG_1X1)
+        .unwrap();
+    // A model that sees gets the image itself, with a line naming it.
+    let sb = Sandbox::start();
+    sb.add_config("agent:\n  image_input_mode: native\n");
+    std::fs::write(sb.work_path("shot.png"), &png).unwrap();
+    sb.mock.push(Reply::text("A dark pixel."));
+    let pane = Pane::start(&sb, "imgnative", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("what is in @shot.png?");
+    pane.wait_for("A dark pixel.");
+    let asked = sb.mock.chat_requests()[0].clone();
+    let user = messages_with_role(&asked, "user");
+    let parts = user.last().unwrap()["content"].as_array().unwrap().clone();
+    let caption = parts[0]["text"].as_str().unwrap();
+    assert!(
+        caption.starts_with("what is in @shot.png?\n\n[Image attached at: "),
+        "{caption}"
+    );
+    assert_eq!(
+        parts[1]["image_url"]["url"],
+        format!("data:image/png;base64,{PNG_1X1}")
+    );
+    drop(pane);
+    // One that cannot see gets what the vision model saw (the mock again here).
+    let sb = Sandbox::start();
+    std::fs::write(sb.work_path("shot.png"), &png).unwrap();
+    sb.mock.push_all([
+        Reply::text("One dark pixel on transparency."),
+        Reply::text("It is a pixel."),
+    ]);
+    let pane = Pane::start(&sb, "imgtext", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("what is in @shot.png?");
+    pane.wait_for("It is a pixel.");
+    let requests = sb.mock.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let look = &requests[0]["messages"][0]["content"];
+    assert!(
+        look[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Describe everything visible in this image")
+    );
+    let user = messages_with_role(&requests[1], "user");
+    let text = user.last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(
+        text.starts_with(
+            "[The user sent an image. What it shows:\nOne dark pixel on transparency.]"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("what is in @shot.png?"), "{text}");
+}

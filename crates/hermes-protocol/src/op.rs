@@ -28,6 +28,14 @@ pub enum Op {
         /// The text the user typed.
         text: String,
     },
+    /// A user message with images (`data:` URLs or http(s) addresses) for a
+    /// model that can see; otherwise as [`Op::UserInput`].
+    UserInputWithImages {
+        /// The text the user typed.
+        text: String,
+        /// The images that go with it.
+        images: Vec<String>,
+    },
     /// Stop the running turn at the next boundary and cancel in-flight tools.
     Interrupt,
     /// Extra guidance appended to the next tool result of the running turn;

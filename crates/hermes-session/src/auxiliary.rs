@@ -92,6 +92,23 @@ pub fn vision(
     })
 }
 
+/// The vision route for a session on `main`, building the main route only
+/// when it is needed.
+pub fn vision_for(services: &Services, main: &Endpoint) -> Option<Route> {
+    let task = &services.setup().config.sections.auxiliary.vision;
+    match task_endpoint(services, main, task).ok()? {
+        Some(ep) if ep.provider != "local" => Some(Route {
+            provider: services.remote(&ep).ok()?,
+            model: ep.model.unwrap_or_default(),
+        }),
+        _ if main.provider == "local" => None,
+        _ => Some(Route {
+            provider: services.remote(main).ok()?,
+            model: main.model.clone().unwrap_or_default(),
+        }),
+    }
+}
+
 /// A model route that answers about images (`vision_analyze`).
 #[derive(Debug)]
 pub struct VisionRoute(pub Route);

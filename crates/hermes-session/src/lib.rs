@@ -19,6 +19,7 @@ pub mod cron;
 mod delegation;
 pub mod endpoint;
 mod error;
+pub mod images;
 mod manager;
 pub mod mcp;
 pub mod personality;

@@ -52,7 +52,19 @@ impl Agent {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<TurnResult, AgentError> {
-        self.push(Message::user(input), events);
+        self.run_turn_with_images(input, Vec::new(), events, cancel)
+            .await
+    }
+
+    /// [`Agent::run_turn`] with images sent along with the message.
+    pub async fn run_turn_with_images(
+        &mut self,
+        input: &str,
+        images: Vec<String>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<TurnResult, AgentError> {
+        self.push(Message::user_with_images(input, images), events);
         self.guardrails.reset();
         let outcome = self.drive(None, events, cancel).await;
         self.finish_turn(outcome, events)

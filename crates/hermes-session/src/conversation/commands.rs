@@ -57,6 +57,7 @@ impl SessionTask {
             Op::ReloadMcp => self.reload_mcp(),
             // Turns, signals and shutdown are the task's own.
             Op::UserInput { .. }
+            | Op::UserInputWithImages { .. }
             | Op::Steer { .. }
             | Op::Interrupt
             | Op::ApprovalAnswer { .. }

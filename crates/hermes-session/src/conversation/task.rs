@@ -40,6 +40,8 @@ pub(crate) struct SessionTask {
     pub(super) base_prompt: Option<String>,
     /// The last message sent, for `Retry` after it was never answered.
     pub(super) last_input: Option<String>,
+    /// Images for the next turn's message (`Op::UserInputWithImages`).
+    pub(super) images: Vec<String>,
     /// Titles the session after its first exchanges, when asked to.
     pub(super) titler: Option<crate::title::Titler>,
     /// The title being generated, if one is.
@@ -51,8 +53,8 @@ const TITLE_WAIT_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(5
 
 /// What a long-running op does with the agent.
 enum Work {
-    /// A user turn with this message.
-    Message(String),
+    /// A user turn with this message (and these images).
+    Message(String, Vec<String>),
     /// The unfinished turn a resumed session stopped in.
     Continue,
     /// A compression, with its focus topic.
@@ -98,6 +100,7 @@ impl SessionTask {
             queue: VecDeque::new(),
             base_prompt: None,
             last_input: None,
+            images: Vec::new(),
             titler: built.titler,
             title_job: None,
         }
@@ -244,7 +247,31 @@ impl SessionTask {
     ) -> bool {
         match op {
             // With no turn running, a steer is just the next message.
+            Op::UserInput { text } if self.spec.interactive => {
+                let (text, images) = crate::images::prepare(
+                    &self.services,
+                    &self.endpoint,
+                    &self.spec.cwd,
+                    text,
+                    Vec::new(),
+                )
+                .await;
+                self.images = images;
+                self.turn(id, Some(text), ops, outlet).await;
+            }
             Op::UserInput { text } | Op::Steer { text } => {
+                self.turn(id, Some(text), ops, outlet).await;
+            }
+            Op::UserInputWithImages { text, images } => {
+                let (text, images) = crate::images::prepare(
+                    &self.services,
+                    &self.endpoint,
+                    &self.spec.cwd,
+                    text,
+                    images,
+                )
+                .await;
+                self.images = images;
                 self.turn(id, Some(text), ops, outlet).await;
             }
             Op::ContinueTurn => self.turn(id, None, ops, outlet).await,
@@ -362,7 +389,7 @@ impl SessionTask {
             (input, _) => input,
         };
         let work = match input {
-            Some(text) => Work::Message(text),
+            Some(text) => Work::Message(text, std::mem::take(&mut self.images)),
             None => Work::Continue,
         };
         let (outcome, held, unused_steer) = self.run_work(id, &work, ops, outlet).await;
@@ -397,7 +424,10 @@ impl SessionTask {
         let sink = &self.sink;
         let task = async {
             match work {
-                Work::Message(text) => agent.run_turn(text, sink, &cancel).await.map(drop),
+                Work::Message(text, images) => agent
+                    .run_turn_with_images(text, images.clone(), sink, &cancel)
+                    .await
+                    .map(drop),
                 Work::Continue => agent.continue_turn(sink, &cancel).await.map(drop),
                 Work::Compress(focus) => agent
                     .compress(focus.as_deref(), sink, &cancel)
