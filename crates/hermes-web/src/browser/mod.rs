@@ -158,10 +158,11 @@ impl BrowserSlot {
                     .lock()
                     .map(|t| t.elapsed())
                     .unwrap_or_default();
-                if unused >= idle {
-                    if let Ok(mut live) = slot.live.try_lock() {
-                        *live = None;
-                    }
+                // In use right now (the lock is held): look again later.
+                if unused >= idle
+                    && let Ok(mut live) = slot.live.try_lock()
+                {
+                    *live = None;
                     return;
                 }
             }
