@@ -108,6 +108,11 @@ impl BrowserSlot {
         })
     }
 
+    /// Whether a browser is running for this slot now.
+    pub async fn is_running(&self) -> bool {
+        self.live.lock().await.is_some()
+    }
+
     fn touch(&self) {
         if let Ok(mut t) = self.last_used.lock() {
             *t = Instant::now();
