@@ -9,6 +9,7 @@ pub mod extract;
 mod http;
 pub mod search;
 pub mod settings;
+mod vendors;
 pub mod vision;
 
 use std::sync::Arc;

@@ -16,7 +16,7 @@ use super::config::PlatformSettings;
 use super::media::{self, MediaKind, OutgoingFile};
 use super::platform::{
     Adapter, Batch, BotIdentity, Capabilities, ChatKind, ChatRef, Incoming, Outgoing,
-    PlatformError, Progress, Sender,
+    PlatformError, Progress, Sender, json_text,
 };
 
 /// Guilds, guild messages, direct messages, message content.
@@ -43,14 +43,6 @@ impl std::fmt::Debug for Discord {
     }
 }
 
-fn text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
-}
-
 fn http_error(what: &str, e: &reqwest::Error) -> PlatformError {
     let kind = if e.is_timeout() {
         "timed out"
@@ -65,7 +57,9 @@ fn http_error(what: &str, e: &reqwest::Error) -> PlatformError {
 /// A MESSAGE_CREATE as an [`Incoming`] (`None` for the bot's own and other bots').
 fn parse_message(d: &Value, me: &BotIdentity) -> Option<Incoming> {
     let author = d.get("author")?;
-    if author.get("bot").and_then(Value::as_bool) == Some(true) || text(author.get("id")) == me.id {
+    if author.get("bot").and_then(Value::as_bool) == Some(true)
+        || json_text(author.get("id")) == me.id
+    {
         return None;
     }
     let content = d.get("content").and_then(Value::as_str).unwrap_or("");
@@ -75,10 +69,10 @@ fn parse_message(d: &Value, me: &BotIdentity) -> Option<Incoming> {
         || content.contains(&nick_mention)
         || d.get("mentions")
             .and_then(Value::as_array)
-            .is_some_and(|m| m.iter().any(|u| text(u.get("id")) == me.id));
+            .is_some_and(|m| m.iter().any(|u| json_text(u.get("id")) == me.id));
     let reply_to_bot = d
         .pointer("/referenced_message/author/id")
-        .is_some_and(|id| text(Some(id)) == me.id);
+        .is_some_and(|id| json_text(Some(id)) == me.id);
     let cleaned = content
         .replace(&mention, "")
         .replace(&nick_mention, "")
@@ -106,15 +100,15 @@ fn parse_message(d: &Value, me: &BotIdentity) -> Option<Incoming> {
         body.push_str(&format!("\n\n[The user attached {file_name}: {url}]"));
     }
     Some(Incoming {
-        key: text(d.get("id")),
+        key: json_text(d.get("id")),
         chat: ChatRef {
-            id: text(d.get("channel_id")),
+            id: json_text(d.get("channel_id")),
             kind: if dm { ChatKind::Dm } else { ChatKind::Group },
             thread_id: None,
             name: None,
         },
         sender: Sender {
-            id: text(author.get("id")),
+            id: json_text(author.get("id")),
             name,
         },
         text: body.trim().to_owned(),
@@ -132,15 +126,15 @@ fn parse_press(d: &Value) -> Option<Incoming> {
     let user = d.pointer("/member/user").or_else(|| d.get("user"))?;
     let dm = d.get("guild_id").is_none_or(Value::is_null);
     Some(Incoming {
-        key: format!("i:{}", text(d.get("id"))),
+        key: format!("i:{}", json_text(d.get("id"))),
         chat: ChatRef {
-            id: text(d.get("channel_id")),
+            id: json_text(d.get("channel_id")),
             kind: if dm { ChatKind::Dm } else { ChatKind::Group },
             thread_id: None,
             name: None,
         },
         sender: Sender {
-            id: text(user.get("id")),
+            id: json_text(user.get("id")),
             name: user
                 .get("global_name")
                 .and_then(Value::as_str)
@@ -154,7 +148,11 @@ fn parse_press(d: &Value) -> Option<Incoming> {
             .unwrap_or("")
             .to_owned(),
         addressed: true,
-        button_press: Some(format!("{}:{}", text(d.get("id")), text(d.get("token")))),
+        button_press: Some(format!(
+            "{}:{}",
+            json_text(d.get("id")),
+            json_text(d.get("token"))
+        )),
         attachments: Vec::new(),
     })
 }
@@ -382,8 +380,8 @@ impl Discord {
                                     session.session_id = d.get("session_id").and_then(Value::as_str).map(str::to_owned);
                                     session.resume_url = d.get("resume_gateway_url").and_then(Value::as_str).map(str::to_owned);
                                     if let Ok(mut slot) = me.lock() {
-                                        slot.id = text(d.pointer("/user/id"));
-                                        slot.username = text(d.pointer("/user/username"));
+                                        slot.id = json_text(d.pointer("/user/id"));
+                                        slot.username = json_text(d.pointer("/user/username"));
                                     }
                                 }
                                 Some("MESSAGE_CREATE") => {
@@ -425,8 +423,8 @@ impl Adapter for Discord {
         Box::pin(async move {
             let user = self.rest(reqwest::Method::GET, "/users/@me", None).await?;
             let identity = BotIdentity {
-                id: text(user.get("id")),
-                username: text(user.get("username")),
+                id: json_text(user.get("id")),
+                username: json_text(user.get("username")),
             };
             if let Ok(mut slot) = self.me.lock() {
                 *slot = identity.clone();
@@ -486,7 +484,7 @@ impl Adapter for Discord {
                     Some(&body),
                 )
                 .await?;
-            Ok(text(sent.get("id")))
+            Ok(json_text(sent.get("id")))
         })
     }
 
@@ -527,9 +525,7 @@ impl Adapter for Discord {
         caption: &'a str,
     ) -> BoxFuture<'a, Result<String, PlatformError>> {
         Box::pin(async move {
-            let bytes = tokio::fs::read(&file.path).await.map_err(|e| {
-                PlatformError::Rejected(format!("cannot read {}: {e}", file.name()))
-            })?;
+            let bytes = file.bytes().await?;
             let payload = json!({"content": caption, "allowed_mentions": {"parse": []}});
             let (content_type, body) = media::multipart(
                 &[("payload_json", payload.to_string())],
@@ -547,7 +543,7 @@ impl Adapter for Discord {
                 .body(body)
                 .timeout(Duration::from_secs(120));
             let sent = self.finish(&path, request).await?;
-            Ok(text(sent.get("id")))
+            Ok(json_text(sent.get("id")))
         })
     }
 

@@ -74,6 +74,13 @@ pub struct OutgoingFile {
 }
 
 impl OutgoingFile {
+    /// The file's bytes (a file gone since the answer named it is refused).
+    pub async fn bytes(&self) -> Result<Vec<u8>, super::platform::PlatformError> {
+        tokio::fs::read(&self.path).await.map_err(|e| {
+            super::platform::PlatformError::Rejected(format!("cannot read {}: {e}", self.name()))
+        })
+    }
+
     /// The file's name as the chat shows it.
     pub fn name(&self) -> String {
         self.path

@@ -9,6 +9,16 @@ use serde::{Deserialize, Serialize};
 
 pub use super::media::OutgoingFile;
 
+/// A JSON id or name as text: strings as they are, numbers written out,
+/// anything else empty (platforms send ids as either).
+pub fn json_text(v: Option<&serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
 /// What a platform can do, and its limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capabilities {

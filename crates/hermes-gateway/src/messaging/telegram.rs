@@ -16,7 +16,7 @@ use super::format::{self, Dialect};
 use super::media::{self, MediaKind, OutgoingFile};
 use super::platform::{
     Adapter, Attachment, Batch, BotIdentity, Capabilities, ChatKind, ChatRef, Incoming, Outgoing,
-    PlatformError, Sender,
+    PlatformError, Sender, json_text,
 };
 
 /// Seconds a `getUpdates` long poll waits.
@@ -64,14 +64,6 @@ fn api_prefix(base: Option<&str>, token: &str, kind: &str) -> String {
 
 fn chat_id_value(id: &str) -> Value {
     id.parse::<i64>().map_or_else(|_| json!(id), |n| json!(n))
-}
-
-fn id_text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::String(s)) => s.clone(),
-        _ => String::new(),
-    }
 }
 
 impl Telegram {
@@ -139,7 +131,7 @@ impl Telegram {
             let message = press.get("message");
             let chat = message.and_then(|m| m.get("chat"));
             return Some(Incoming {
-                key: format!("cb:{}", id_text(press.get("id"))),
+                key: format!("cb:{}", json_text(press.get("id"))),
                 chat: chat_ref(chat?, message?),
                 sender: sender(from),
                 text: press
@@ -148,7 +140,7 @@ impl Telegram {
                     .unwrap_or("")
                     .to_owned(),
                 addressed: true,
-                button_press: Some(id_text(press.get("id"))),
+                button_press: Some(json_text(press.get("id"))),
                 attachments: Vec::new(),
             });
         }
@@ -166,9 +158,9 @@ impl Telegram {
         let (text, mentioned) = strip_mention(raw, &me.username);
         let reply_to_bot = message
             .pointer("/reply_to_message/from/id")
-            .is_some_and(|id| id_text(Some(id)) == me.id);
+            .is_some_and(|id| json_text(Some(id)) == me.id);
         Some(Incoming {
-            key: format!("{}:{}", chat.id, id_text(message.get("message_id"))),
+            key: format!("{}:{}", chat.id, json_text(message.get("message_id"))),
             addressed: chat.kind == ChatKind::Dm || mentioned || reply_to_bot,
             chat,
             sender: sender(from),
@@ -325,7 +317,7 @@ fn sender(from: &Value) -> Sender {
     let last = from.get("last_name").and_then(Value::as_str).unwrap_or("");
     let name = format!("{first} {last}").trim().to_owned();
     Sender {
-        id: id_text(from.get("id")),
+        id: json_text(from.get("id")),
         name: if name.is_empty() {
             from.get("username")
                 .and_then(Value::as_str)
@@ -345,10 +337,10 @@ fn chat_ref(chat: &Value, message: &Value) -> ChatRef {
     };
     let topic = message.get("is_topic_message").and_then(Value::as_bool) == Some(true);
     ChatRef {
-        id: id_text(chat.get("id")),
+        id: json_text(chat.get("id")),
         kind,
         thread_id: topic
-            .then(|| id_text(message.get("message_thread_id")))
+            .then(|| json_text(message.get("message_thread_id")))
             .filter(|t| !t.is_empty()),
         name: chat
             .get("title")
@@ -403,7 +395,7 @@ impl Adapter for Telegram {
                 .call("getMe", &json!({}), Duration::from_secs(30))
                 .await?;
             let identity = BotIdentity {
-                id: id_text(me.get("id")),
+                id: json_text(me.get("id")),
                 username: me
                     .get("username")
                     .and_then(Value::as_str)
@@ -480,7 +472,7 @@ impl Adapter for Telegram {
             let result = self
                 .formatted("sendMessage", self.body(chat, message), message)
                 .await?;
-            Ok(id_text(result.get("message_id")))
+            Ok(json_text(result.get("message_id")))
         })
     }
 
@@ -523,9 +515,7 @@ impl Adapter for Telegram {
         caption: &'a str,
     ) -> BoxFuture<'a, Result<String, PlatformError>> {
         Box::pin(async move {
-            let bytes = tokio::fs::read(&file.path).await.map_err(|e| {
-                PlatformError::Rejected(format!("cannot read {}: {e}", file.name()))
-            })?;
+            let bytes = file.bytes().await?;
             let (method, field) = match file.kind {
                 MediaKind::Image => ("sendPhoto", "photo"),
                 MediaKind::Video => ("sendVideo", "video"),
@@ -555,7 +545,7 @@ impl Adapter for Telegram {
             let sent = self
                 .finish(method, request, Duration::from_secs(120))
                 .await?;
-            Ok(id_text(sent.get("message_id")))
+            Ok(json_text(sent.get("message_id")))
         })
     }
 

@@ -8,10 +8,7 @@ use serde_json::{Value, json};
 use super::Row;
 use crate::http::json_of as post;
 use crate::settings::{Backend, Keys};
-
-fn text(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_owned()
-}
+use crate::vendors::{self, results, text};
 
 /// Every URL read through `backend`, one row each (in the backend's order).
 pub async fn extract(
@@ -31,13 +28,7 @@ pub async fn extract(
 }
 
 async fn tavily(http: &reqwest::Client, keys: &Keys, urls: &[String]) -> Result<Vec<Row>, String> {
-    let key = keys.tavily.as_deref().ok_or(
-        "TAVILY_API_KEY environment variable not set. Get your API key at https://app.tavily.com/home",
-    )?;
-    let base = keys
-        .tavily_base
-        .as_deref()
-        .unwrap_or("https://api.tavily.com");
+    let (base, key) = vendors::tavily(keys)?;
     let answer = post(
         http.post(format!("{base}/extract"))
             .json(&json!({"urls": urls, "include_images": false, "api_key": key}))
@@ -46,10 +37,7 @@ async fn tavily(http: &reqwest::Client, keys: &Keys, urls: &[String]) -> Result<
     )
     .await
     .map_err(|e| format!("Tavily extract failed: {e}"))?;
-    let mut rows: Vec<Row> = answer["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut rows: Vec<Row> = results(&answer)
         .map(|r| {
             let content = r["raw_content"]
                 .as_str()
@@ -75,24 +63,12 @@ async fn tavily(http: &reqwest::Client, keys: &Keys, urls: &[String]) -> Result<
 }
 
 async fn exa(http: &reqwest::Client, keys: &Keys, urls: &[String]) -> Result<Vec<Row>, String> {
-    let key = keys
-        .exa
-        .as_deref()
-        .ok_or("EXA_API_KEY environment variable not set. Get your API key at https://exa.ai")?;
-    let answer = post(
-        http.post("https://api.exa.ai/contents")
-            .header("x-api-key", key)
-            .header("x-exa-integration", "hermes-agent")
-            .json(&json!({"urls": urls, "text": true}))
-            .timeout(Duration::from_secs(120)),
-        "Exa",
-    )
-    .await
-    .map_err(|e| format!("Exa extract failed: {e}"))?;
-    Ok(answer["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let request = vendors::exa(http, keys, "contents")?;
+    let body = json!({"urls": urls, "text": true});
+    let answer = post(request.json(&body).timeout(Duration::from_secs(120)), "Exa")
+        .await
+        .map_err(|e| format!("Exa extract failed: {e}"))?;
+    Ok(results(&answer)
         .map(|r| {
             Row::ok(
                 &text(&r["url"]),
@@ -108,27 +84,15 @@ async fn parallel(
     keys: &Keys,
     urls: &[String],
 ) -> Result<Vec<Row>, String> {
-    let key = keys.parallel.as_deref().ok_or(
-        "PARALLEL_API_KEY environment variable not set. Get your API key at https://parallel.ai",
-    )?;
-    let base = keys
-        .parallel_base
-        .as_deref()
-        .unwrap_or("https://api.parallel.ai");
+    let request = vendors::parallel(http, keys, "v1beta/extract")?;
+    let body = json!({"urls": urls, "full_content": true});
     let answer = post(
-        http.post(format!("{base}/v1beta/extract"))
-            .header("x-api-key", key)
-            .header("parallel-beta", "search-extract-2025-10-10")
-            .json(&json!({"urls": urls, "full_content": true}))
-            .timeout(Duration::from_secs(300)),
+        request.json(&body).timeout(Duration::from_secs(300)),
         "Parallel",
     )
     .await
     .map_err(|e| format!("Parallel extract failed: {e}"))?;
-    let mut rows: Vec<Row> = answer["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut rows: Vec<Row> = results(&answer)
         .map(|r| {
             let content = match r["full_content"].as_str() {
                 Some(full) if !full.is_empty() => full.to_owned(),

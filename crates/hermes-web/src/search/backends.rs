@@ -8,14 +8,7 @@ use serde_json::{Value, json};
 use super::Hit;
 use crate::http::json_of;
 use crate::settings::{Backend, Keys};
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
+use crate::vendors::{self, results, text};
 
 fn joined(v: &Value) -> String {
     v.as_array()
@@ -102,13 +95,7 @@ async fn tavily(
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, String> {
-    let key = keys.tavily.as_deref().ok_or(
-        "TAVILY_API_KEY environment variable not set. Get your API key at https://app.tavily.com/home",
-    )?;
-    let base = keys
-        .tavily_base
-        .as_deref()
-        .unwrap_or("https://api.tavily.com");
+    let (base, key) = vendors::tavily(keys)?;
     let body = json!({"query": query, "max_results": limit.min(20), "include_raw_content": false,
                       "include_images": false, "api_key": key});
     let answer = json_of(
@@ -119,12 +106,14 @@ async fn tavily(
     )
     .await
     .map_err(|e| format!("Tavily search failed: {e}"))?;
-    Ok(answer["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| Hit::new(text(&r["title"]), text(&r["url"]), text(&r["content"])))
-        .collect())
+    Ok(hits(&answer, |r| text(&r["content"])))
+}
+
+/// The `results` of an answer as hits, each described by `describe`.
+fn hits(answer: &Value, describe: impl Fn(&Value) -> String) -> Vec<Hit> {
+    results(answer)
+        .map(|r| Hit::new(text(&r["title"]), text(&r["url"]), describe(r)))
+        .collect()
 }
 
 async fn exa(
@@ -133,27 +122,12 @@ async fn exa(
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, String> {
-    let key = keys
-        .exa
-        .as_deref()
-        .ok_or("EXA_API_KEY environment variable not set. Get your API key at https://exa.ai")?;
     let body = json!({"query": query, "numResults": limit, "contents": {"highlights": true}});
-    let answer = json_of(
-        http.post("https://api.exa.ai/search")
-            .header("x-api-key", key)
-            .header("x-exa-integration", "hermes-agent")
-            .json(&body)
-            .timeout(Duration::from_secs(60)),
-        "Exa",
-    )
-    .await
-    .map_err(|e| format!("Exa search failed: {e}"))?;
-    Ok(answer["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| Hit::new(text(&r["title"]), text(&r["url"]), joined(&r["highlights"])))
-        .collect())
+    let request = vendors::exa(http, keys, "search")?;
+    let answer = json_of(request.json(&body).timeout(Duration::from_secs(60)), "Exa")
+        .await
+        .map_err(|e| format!("Exa search failed: {e}"))?;
+    Ok(hits(&answer, |r| joined(&r["highlights"])))
 }
 
 async fn parallel(
@@ -162,32 +136,17 @@ async fn parallel(
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, String> {
-    let key = keys.parallel.as_deref().ok_or(
-        "PARALLEL_API_KEY environment variable not set. Get your API key at https://parallel.ai",
-    )?;
-    let base = keys
-        .parallel_base
-        .as_deref()
-        .unwrap_or("https://api.parallel.ai");
     let mode = keys.parallel_mode.as_deref().unwrap_or("agentic");
     let body = json!({"search_queries": [query], "objective": query, "mode": mode,
                       "max_results": limit.min(20)});
+    let request = vendors::parallel(http, keys, "v1beta/search")?;
     let answer = json_of(
-        http.post(format!("{base}/v1beta/search"))
-            .header("x-api-key", key)
-            .header("parallel-beta", "search-extract-2025-10-10")
-            .json(&body)
-            .timeout(Duration::from_secs(120)),
+        request.json(&body).timeout(Duration::from_secs(120)),
         "Parallel",
     )
     .await
     .map_err(|e| format!("Parallel search failed: {e}"))?;
-    Ok(answer["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| Hit::new(text(&r["title"]), text(&r["url"]), joined(&r["excerpts"])))
-        .collect())
+    Ok(hits(&answer, |r| joined(&r["excerpts"])))
 }
 
 async fn firecrawl(
