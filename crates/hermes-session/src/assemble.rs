@@ -458,20 +458,12 @@ fn with_ephemeral(prompt: &str, spec: &SessionSpec) -> String {
 
 /// `web_search` and `web_extract`, as config.yaml and the keys set them up.
 fn register_web(services: &Services, all: &mut Registry) {
-    let setup = services.setup();
     let Ok(http) = services.http() else {
         return;
     };
-    let settings = hermes_web::WebSettings::read(
-        &setup.config.raw,
-        &|name| setup.env.get(name).map(str::to_owned),
-        hermes_tools::url_safety::UrlPolicy::from_config(&setup.config),
-        setup.home.root(),
-    );
-    if let Ok(tools) = hermes_web::tools(settings, http.client()) {
-        for tool in tools {
-            all.register(tool);
-        }
+    let web = services.web();
+    for tool in hermes_web::tools(web.settings.clone(), http.client(), web.fetcher.clone()) {
+        all.register(tool);
     }
 }
 
@@ -494,46 +486,23 @@ fn register_sight(
     parent: (&Arc<dyn Provider>, &Endpoint),
     all: &mut Registry,
 ) {
+    let web = services.web();
     let setup = services.setup();
     let vision = vision_model(services, parent);
-    let policy = hermes_tools::url_safety::UrlPolicy::from_config(&setup.config);
-    if let Some(model) = &vision
-        && let Ok(tool) = hermes_web::vision::VisionTool::new(
+    if let Some(model) = &vision {
+        all.register(Arc::new(hermes_web::vision::VisionTool::new(
             model.clone(),
-            policy,
+            web.settings.policy,
             setup.home.root().to_path_buf(),
-        )
-    {
-        all.register(Arc::new(tool));
+            web.fetcher.clone(),
+        )));
     }
-    let config = &setup.config.raw;
-    let executable = hermes_web::browser::cdp::find_chromium(
-        setup.env.get("AGENT_BROWSER_EXECUTABLE_PATH").or_else(|| {
-            config
-                .pointer("/browser/executable")
-                .and_then(serde_json::Value::as_str)
-        }),
-        setup.env.get("PATH"),
-    );
-    let Some(executable) = executable else {
-        return;
-    };
-    let idle = config
-        .pointer("/browser/inactivity_timeout")
-        .and_then(serde_json::Value::as_f64)
-        .unwrap_or(120.0)
-        .max(30.0);
-    let slot = hermes_web::browser::BrowserSlot::new(hermes_web::browser::BrowserSettings {
-        executable,
-        headed: config
-            .pointer("/browser/headed")
-            .and_then(serde_json::Value::as_bool)
-            == Some(true),
-        inactivity: std::time::Duration::from_secs_f64(idle),
-        cache_dir: setup.home.root().join("cache"),
-    });
-    for tool in hermes_web::browser::tools::all(&slot, vision) {
-        all.register(tool);
+    // One browser per session, started only if a tool is used.
+    if let Some(browser) = &web.browser {
+        let slot = hermes_web::browser::BrowserSlot::new(browser.clone());
+        for tool in hermes_web::browser::tools::all(&slot, vision) {
+            all.register(tool);
+        }
     }
 }
 

@@ -155,12 +155,10 @@ pub async fn prepare(
     if paths.is_empty() && urls.is_empty() && given.is_empty() {
         return (text, given);
     }
-    let Ok(http) = hermes_web::extract::fetch::client() else {
-        return (text, given);
-    };
+    let web = services.web();
     let loader = hermes_web::vision::Loader {
-        http: &http,
-        policy: hermes_tools::url_safety::UrlPolicy::from_config(&setup.config),
+        http: &web.fetcher,
+        policy: web.settings.policy,
         cwd,
         user_home: home.as_deref(),
         hermes_home: setup.home.root(),

@@ -49,6 +49,8 @@ struct Inner {
     mcp: Mutex<Option<Option<hermes_mcp::McpHub>>>,
     /// Sessions offering the same tools share one copy of their schemas.
     schemas: hermes_tools::SchemaInterner,
+    /// The web tools' settings and clients (made on first use).
+    web: OnceLock<WebShared>,
     /// Where cron answers are sent (the gateway's platforms), once set.
     cron_delivery: OnceLock<Arc<dyn crate::cron::deliver::CronDelivery>>,
 }
@@ -99,6 +101,7 @@ impl Services {
                 mcp: Mutex::new(None),
                 schemas: hermes_tools::SchemaInterner::default(),
                 cron_delivery: OnceLock::new(),
+                web: OnceLock::new(),
             }),
         }
     }
@@ -114,6 +117,14 @@ impl Services {
     /// Where sessions' registries share equal tool schemas.
     pub fn schema_interner(&self) -> &hermes_tools::SchemaInterner {
         &self.inner.schemas
+    }
+
+    /// What every session's web, vision and browser tools share: read from
+    /// the setup and made once per process.
+    pub fn web(&self) -> &WebShared {
+        self.inner
+            .web
+            .get_or_init(|| WebShared::new(&self.inner.setup))
     }
 
     /// Sends cron answers through `sender` from now on (the first one set wins).
@@ -424,5 +435,55 @@ impl Services {
     /// Whether the default embedded model has been fetched (and can run in this build).
     pub fn local_model_available(&self) -> bool {
         cfg!(feature = "local") && self.local_path(None).is_file()
+    }
+}
+
+/// The web tools' process-wide parts.
+#[derive(Debug)]
+pub struct WebShared {
+    /// `web:` settings and keys.
+    pub settings: Arc<hermes_web::WebSettings>,
+    /// The client pages are fetched with (redirects checked by hand).
+    pub fetcher: hermes_web::extract::fetch::Fetcher,
+    /// How to run Chromium, when one is installed.
+    pub browser: Option<hermes_web::browser::BrowserSettings>,
+}
+
+impl WebShared {
+    fn new(setup: &Setup) -> Self {
+        let config = &setup.config.raw;
+        let settings = hermes_web::WebSettings::read(
+            config,
+            &|name| setup.env.get(name).map(str::to_owned),
+            hermes_tools::url_safety::UrlPolicy::from_config(&setup.config),
+            setup.home.root(),
+        );
+        let executable = hermes_web::browser::cdp::find_chromium(
+            setup.env.get("AGENT_BROWSER_EXECUTABLE_PATH").or_else(|| {
+                config
+                    .pointer("/browser/executable")
+                    .and_then(serde_json::Value::as_str)
+            }),
+            setup.env.get("PATH"),
+        );
+        let idle = config
+            .pointer("/browser/inactivity_timeout")
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(120.0)
+            .max(30.0);
+        let browser = executable.map(|executable| hermes_web::browser::BrowserSettings {
+            executable,
+            headed: config
+                .pointer("/browser/headed")
+                .and_then(serde_json::Value::as_bool)
+                == Some(true),
+            inactivity: std::time::Duration::from_secs_f64(idle),
+            cache_dir: setup.home.root().join("cache"),
+        });
+        Self {
+            settings: Arc::new(settings),
+            fetcher: hermes_web::extract::fetch::Fetcher::default(),
+            browser,
+        }
     }
 }

@@ -18,11 +18,16 @@ use hermes_tools::Tool;
 
 pub use settings::WebSettings;
 
-/// The web tools for `settings`, sharing `http` for backend calls.
-pub fn tools(settings: WebSettings, http: reqwest::Client) -> Result<Vec<Arc<dyn Tool>>, String> {
-    let settings = Arc::new(settings);
-    Ok(vec![
+/// The web tools for `settings`: `http` for backend calls, `fetcher` (see
+/// [`extract::fetch::client`]) for pages fetched here. Both clients are
+/// meant to be made once per process and shared.
+pub fn tools(
+    settings: Arc<WebSettings>,
+    http: reqwest::Client,
+    fetcher: extract::fetch::Fetcher,
+) -> Vec<Arc<dyn Tool>> {
+    vec![
         Arc::new(search::WebSearchTool::new(settings.clone(), http.clone())),
-        Arc::new(extract::WebExtractTool::new(settings, http)?),
-    ])
+        Arc::new(extract::WebExtractTool::new(settings, http, fetcher)),
+    ]
 }

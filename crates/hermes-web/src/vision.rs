@@ -74,7 +74,7 @@ fn source(raw: &str, cwd: &Path, user_home: Option<&Path>) -> Result<Source, Str
 /// Everything a load needs.
 pub struct Loader<'a> {
     /// The fetch client (redirects checked by hand).
-    pub http: &'a reqwest::Client,
+    pub http: &'a crate::extract::fetch::Fetcher,
     /// Which addresses may be fetched.
     pub policy: UrlPolicy,
     /// Relative paths resolve here.
@@ -103,7 +103,7 @@ impl Loader<'_> {
             }
             Source::Web(url) => {
                 let (_, _, body) = crate::extract::fetch::fetch_raw(
-                    self.http,
+                    self.http.client()?,
                     &url,
                     self.policy,
                     "image/*,*/*;q=0.8",
@@ -189,7 +189,7 @@ fn hint(model: &str, error: &str) -> String {
 /// The `vision_analyze` tool.
 pub struct VisionTool {
     model: Arc<dyn VisionModel>,
-    fetcher: reqwest::Client,
+    fetcher: crate::extract::fetch::Fetcher,
     policy: UrlPolicy,
     hermes_home: PathBuf,
 }
@@ -201,18 +201,20 @@ impl std::fmt::Debug for VisionTool {
 }
 
 impl VisionTool {
-    /// A tool asking `model` about images.
+    /// A tool asking `model` about images, fetching URLs over `fetcher`
+    /// (a [`crate::extract::fetch::client`]).
     pub fn new(
         model: Arc<dyn VisionModel>,
         policy: UrlPolicy,
         hermes_home: PathBuf,
-    ) -> Result<Self, String> {
-        Ok(Self {
+        fetcher: crate::extract::fetch::Fetcher,
+    ) -> Self {
+        Self {
             model,
-            fetcher: crate::extract::fetch::client()?,
+            fetcher,
             policy,
             hermes_home,
-        })
+        }
     }
 }
 
@@ -302,7 +304,7 @@ mod tests {
 
     const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
-    fn loader<'a>(http: &'a reqwest::Client, dir: &'a Path) -> Loader<'a> {
+    fn loader<'a>(http: &'a crate::extract::fetch::Fetcher, dir: &'a Path) -> Loader<'a> {
         Loader {
             http,
             policy: UrlPolicy::default(),
@@ -315,7 +317,7 @@ mod tests {
     #[tokio::test]
     async fn files_and_data_urls_load_and_other_things_do_not() {
         let dir = tempfile::tempdir().unwrap();
-        let http = crate::extract::fetch::client().unwrap();
+        let http = crate::extract::fetch::Fetcher::default();
         let png = base64::engine::general_purpose::STANDARD
             .decode(PNG_1X1)
             .unwrap();

@@ -37,6 +37,18 @@ pub struct Fetched {
     pub body: Vec<u8>,
 }
 
+/// The fetch client, made on first use (building one loads TLS settings:
+/// a session that never fetches should not pay for it). Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Fetcher(std::sync::Arc<std::sync::OnceLock<Result<reqwest::Client, String>>>);
+
+impl Fetcher {
+    /// The client, built the first time it is asked for.
+    pub fn client(&self) -> Result<&reqwest::Client, String> {
+        self.0.get_or_init(client).as_ref().map_err(Clone::clone)
+    }
+}
+
 /// A client that never follows redirects itself (each hop is checked here).
 pub fn client() -> Result<reqwest::Client, String> {
     let tls = hermes_llm::SharedHttp::websocket_tls().map_err(|e| e.to_string())?;

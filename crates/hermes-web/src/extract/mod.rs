@@ -122,7 +122,7 @@ pub struct WebExtractTool {
     /// For extract APIs.
     http: reqwest::Client,
     /// For pages fetched here (redirects checked hop by hop).
-    fetcher: reqwest::Client,
+    fetcher: fetch::Fetcher,
 }
 
 impl std::fmt::Debug for WebExtractTool {
@@ -132,18 +132,23 @@ impl std::fmt::Debug for WebExtractTool {
 }
 
 impl WebExtractTool {
-    /// A tool reading pages with `settings`.
-    pub fn new(settings: Arc<WebSettings>, http: reqwest::Client) -> Result<Self, String> {
-        Ok(Self {
+    /// A tool reading pages with `settings`: extract APIs over `http`,
+    /// pages over `fetcher` (a [`fetch::client`]).
+    pub fn new(settings: Arc<WebSettings>, http: reqwest::Client, fetcher: fetch::Fetcher) -> Self {
+        Self {
             settings,
             http,
-            fetcher: fetch::client()?,
-        })
+            fetcher,
+        }
     }
 
     /// Reads one URL here: fetch, convert.
     async fn read_here(&self, url: &str) -> Row {
-        let fetched = match fetch::fetch(&self.fetcher, url, self.settings.policy).await {
+        let client = match self.fetcher.client() {
+            Ok(client) => client,
+            Err(e) => return Row::failed(url, e),
+        };
+        let fetched = match fetch::fetch(client, url, self.settings.policy).await {
             Ok(f) => f,
             Err(e) => return Row::failed(url, e),
         };
