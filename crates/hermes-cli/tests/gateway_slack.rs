@@ -351,3 +351,41 @@ fn a_gateway_killed_between_messages_answers_the_next_one_exactly_once() {
     );
     assert!(peer.connections() >= 2);
 }
+
+#[test]
+fn a_file_shared_in_a_dm_is_downloaded_for_the_agent() {
+    let Some(peer) = SlackPeer::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    configure(&sb, &peer, "");
+    sb.mock.push(Reply::text("The note says plum."));
+    let alice = peer.user_id("alice");
+    let _gw = start(&sb, &peer, Some(&alice));
+    let dm = peer.dm_with("alice");
+    let ts = peer.share_file(
+        "alice",
+        &dm,
+        "notes.txt",
+        "the secret word is plum\n",
+        "what does this say?",
+    );
+    peer.wait_for(&dm, Some(&ts), "to the file", |t| {
+        t.contains("The note says plum.")
+    });
+    let asked = sb.mock.chat_requests()[0].to_string();
+    assert!(asked.contains("what does this say?"), "{asked}");
+    let saved = asked
+        .split("It is saved at: ")
+        .nth(1)
+        .and_then(|rest| rest.split(". Read it").next())
+        .unwrap_or_else(|| panic!("no saved path in {asked}"));
+    assert!(
+        saved.contains("/cache/documents/") && saved.ends_with("notes.txt"),
+        "{saved}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(saved).unwrap(),
+        "the secret word is plum\n"
+    );
+}

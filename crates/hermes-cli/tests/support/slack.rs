@@ -409,6 +409,68 @@ impl SlackPeer {
         (ts, envelope)
     }
 
+    /// `user` shares a file named `name` holding `content` in `channel` with
+    /// `comment`: uploaded into emulate as Slack's external upload does, and
+    /// its `file_share` message sent to the gateway. Returns its ts.
+    pub fn share_file(
+        &self,
+        user: &str,
+        channel: &str,
+        name: &str,
+        content: &str,
+        comment: &str,
+    ) -> String {
+        let token = Self::token(user);
+        let slot = self.call(
+            &token,
+            "files.getUploadURLExternal",
+            &json!({"filename": name, "length": content.len()}),
+        );
+        let upload = slot["upload_url"].as_str().unwrap();
+        let path = upload
+            .split_once("/upload/")
+            .map(|(_, p)| format!("/upload/{p}"))
+            .unwrap();
+        let (status, _, _) = http_try(
+            self.emulate_port,
+            "POST",
+            &path,
+            &[("Content-Type", "text/plain")],
+            content,
+        )
+        .unwrap();
+        assert_eq!(status, 200, "upload");
+        self.call(
+            &token,
+            "files.completeUploadExternal",
+            &json!({"files": [{"id": slot["file_id"], "title": name}], "channel_id": channel, "initial_comment": comment}),
+        );
+        let history = self.call(
+            BOT_TOKEN,
+            "conversations.history",
+            &json!({"channel": channel}),
+        );
+        let mut event = history["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["subtype"] == "file_share")
+            .cloned()
+            .unwrap();
+        event["channel"] = json!(channel);
+        event["channel_type"] = json!(if channel.starts_with('D') {
+            "im"
+        } else {
+            "channel"
+        });
+        let ts = event["ts"].as_str().unwrap().to_owned();
+        self.push(
+            "events_api",
+            json!({"type": "event_callback", "event": event}),
+        );
+        ts
+    }
+
     /// `user` presses the button with `value` under the bot message `message`.
     pub fn press(&self, user: &str, channel: &str, message: &Value, value: &str) {
         let id = self.user_id(user);
