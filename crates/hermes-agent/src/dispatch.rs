@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use hermes_protocol::{Event, ToolOutcome};
+use hermes_tools::hooks::{HookSite, PreToolDecision, ToolCallReport};
 use hermes_tools::{Registry, ToolContext, ToolError, error_json, truncate};
 
 use crate::EventSink;
@@ -85,8 +86,22 @@ async fn run_one(
         arguments: call.args_text.clone(),
     });
     let mut fatal = None;
+    let site = HookSite {
+        session_id: &ctx.session_id,
+        cwd: &ctx.cwd,
+        events: ctx.events.as_ref(),
+    };
+    let decision = if ctx.hooks.is_empty() {
+        PreToolDecision::Run
+    } else {
+        ctx.hooks
+            .before_tool(site, &call.name, &call.args, &call.id)
+            .await
+    };
     let (content, outcome) = if ctx.cancel.is_cancelled() {
         (error_json(INTERRUPTED_RESULT), ToolOutcome::Cancelled)
+    } else if let PreToolDecision::Block(message) = &decision {
+        (error_json(message), ToolOutcome::Error)
     } else {
         match registry.get(&call.name) {
             None => (
@@ -109,6 +124,25 @@ async fn run_one(
                 }
             },
         }
+    };
+    let content = if ctx.hooks.is_empty() {
+        content
+    } else {
+        let blocked = matches!(decision, PreToolDecision::Block(_));
+        let report = ToolCallReport {
+            tool: &call.name,
+            args: &call.args,
+            call_id: &call.id,
+            result: &content,
+            duration_ms: (!blocked)
+                .then(|| u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            status: match (blocked, outcome) {
+                (true, _) => "blocked",
+                (false, ToolOutcome::Ok) => "ok",
+                (false, _) => "error",
+            },
+        };
+        ctx.hooks.after_tool(site, report).await
     };
     // No live key goes on, whichever tool printed it: not to the front-ends'
     // events, not into the transcript.

@@ -17,6 +17,10 @@ pub struct Cli {
     #[command(flatten)]
     pub run: RunArgs,
 
+    /// Run the shell hooks in config.yaml without asking (records the approval).
+    #[arg(long = "accept-hooks", global = true)]
+    pub accept_hooks: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -54,10 +58,17 @@ pub enum Command {
     Doctor(crate::doctor::DoctorArgs),
     /// Scheduled jobs: list, add, pause, resume, remove, run, tick, status.
     Cron(crate::cron_cmd::CronArgs),
+    Batch(Box<crate::batch_cmd::BatchArgs>),
     /// Inspect or clear the checkpoint store behind /rollback.
     Checkpoints(crate::checkpoints_cmd::CheckpointsArgs),
     /// Show the logs (agent, errors, gateway, mcp), filtered or followed.
     Logs(crate::logs_cmd::LogsArgs),
+    /// Serve the Agent Client Protocol on stdio (for Zed, VS Code, JetBrains).
+    Acp(crate::acp_cmd::AcpArgs),
+    /// Shell hooks from config.yaml: list, test, revoke, doctor.
+    Hooks(crate::hooks_cmd::HooksArgs),
+    /// Plugins in $HERMES_HOME/plugins: list, enable, disable.
+    Plugins(crate::plugins_cmd::PluginsArgs),
     /// Print a shell completion script: eval "$(hermes completion bash)".
     Completion {
         /// The shell.

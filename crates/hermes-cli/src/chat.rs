@@ -30,6 +30,7 @@ pub(crate) enum Mode {
 
 /// Entry point after argument parsing.
 pub async fn dispatch(cli: Cli) -> ExitCode {
+    crate::hooks_cmd::set_accept(cli.accept_hooks);
     let result = match (cli.oneshot, cli.command) {
         (Some(prompt), _) => run_query(&cli.run, prompt, Mode::Oneshot).await,
         (None, Some(Command::Chat(chat))) => run_chat(chat, &cli.run).await,
@@ -49,9 +50,18 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Doctor(args))) => crate::doctor::run(args).await,
         (None, Some(Command::Checkpoints(args))) => crate::checkpoints_cmd::run(args),
         (None, Some(Command::Cron(args))) => crate::cron_cmd::run(args, &cli.run).await,
+        (None, Some(Command::Batch(args))) => crate::batch_cmd::run(*args, &cli.run).await,
         (None, Some(Command::Setup(args))) => crate::setup_cmd::run(&args),
         (None, Some(Command::Pairing(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::pairing_cmd::run(args, &setup))
+        }
+        (None, Some(Command::Acp(args))) => crate::acp_cmd::run(args, &cli.run).await,
+        (None, Some(Command::Hooks(args))) => match load_setup(&cli.run) {
+            Ok(setup) => crate::hooks_cmd::run(args, &setup).await,
+            Err(e) => Err(e),
+        },
+        (None, Some(Command::Plugins(args))) => {
+            load_setup(&cli.run).and_then(|setup| crate::plugins_cmd::run(args, &setup))
         }
         (None, Some(Command::Tools(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::tools_cmd::run(args, &setup))
@@ -251,6 +261,7 @@ impl Session {
             })
         };
         let manager = SessionManager::new(setup.clone());
+        crate::hooks_cmd::install(manager.services(), interactive);
         let (conv, _) = tokio::join!(manager.start(spec), upkeep);
         let conv = conv?;
         let mut err = std::io::stderr();

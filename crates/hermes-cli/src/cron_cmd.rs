@@ -138,6 +138,7 @@ fn delivering_manager(flags: &RunArgs) -> Result<SessionManager> {
     let messaging = crate::gateway_cmd::messaging_config(&setup);
     let home = setup.home.root().to_path_buf();
     let manager = SessionManager::new(setup);
+    crate::hooks_cmd::install(manager.services(), false);
     if let Some(sender) = hermes_gateway::messaging::Deliverer::standalone(&messaging, &home)
         .map_err(anyhow::Error::msg)?
     {

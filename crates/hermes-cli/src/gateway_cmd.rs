@@ -92,6 +92,7 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         hermes_session::checkpoint_upkeep(&upkeep, std::time::SystemTime::now())
     });
     let manager = SessionManager::new(setup);
+    crate::hooks_cmd::install(manager.services(), false);
     let stop = CancellationToken::new();
     let signals = stop.clone();
     tokio::spawn(async move {

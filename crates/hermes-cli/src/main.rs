@@ -1,9 +1,11 @@
 //! The `hermes` binary.
 
+mod acp_cmd;
 mod agent_log;
 mod approval_prompt;
 mod args;
 mod auth_cmd;
+mod batch_cmd;
 mod chat;
 mod checkpoints_cmd;
 mod clarify_prompt;
@@ -12,11 +14,13 @@ mod cron_cmd;
 mod doctor;
 mod driver;
 mod gateway_cmd;
+mod hooks_cmd;
 mod logs_cmd;
 mod markdown;
 mod mcp_cmd;
 mod model_cmd;
 mod pairing_cmd;
+mod plugins_cmd;
 mod render;
 mod repl;
 mod session_browser;

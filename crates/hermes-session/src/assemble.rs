@@ -278,6 +278,13 @@ pub(crate) async fn assemble(
         ))
         .retry_policy(retry)
         .dynamic_tools(mcp_tools)
+        .hooks(if spec.hooks.0.is_empty() {
+            services.hooks()
+        } else {
+            Arc::new(services.hooks().prepended(&spec.hooks.0))
+        })
+        .platform(spec.source.clone())
+        .client_files(spec.client_files.clone())
         .hidden_env(crate::secrets::credential_vars(setup));
     match crate::auxiliary::summarizer(services, &endpoint) {
         Ok(Some(route)) => builder = builder.auxiliary(route.provider, route.model),

@@ -46,6 +46,7 @@ pub(crate) fn delegate_tool(
         context_length: config.model.context_length,
         retry,
         misconfigured,
+        hooks: services.hooks(),
     };
     DelegateTool::new(
         DelegationSettings::from_section(&config.sections.delegation),
@@ -102,6 +103,8 @@ struct Subagents {
     retry: RetryPolicy,
     /// Why the configured subagent endpoint cannot be used, if it cannot.
     misconfigured: Option<String>,
+    /// The process's hooks: a child's tool calls pass them as the parent's do.
+    hooks: Arc<hermes_tools::hooks::Hooks>,
 }
 
 impl SubagentFactory for Subagents {
@@ -115,6 +118,7 @@ impl SubagentFactory for Subagents {
             return Err("no model is configured for subagents".into());
         };
         let session_id = crate::session_id::new_session_id();
+        let spec_parent = spec.parent_session_id.clone();
         let options = AgentOptions {
             model: model.clone(),
             max_turns: spec.max_turns,
@@ -128,6 +132,8 @@ impl SubagentFactory for Subagents {
             .system_prompt(Some(spec.system_prompt.clone()))
             .approvals(spec.approvals)
             .hidden_env(spec.hidden_env)
+            .hooks(self.hooks.clone())
+            .platform("subagent")
             .retry_policy(self.retry.clone())
             .context_length(self.context_length);
         for (fallback, fallback_model) in self.routes.iter().skip(1) {
@@ -159,6 +165,35 @@ impl SubagentFactory for Subagents {
                 &self.provider_name,
                 &self.base_url,
             )));
+        }
+        if self
+            .hooks
+            .wants(hermes_tools::hooks::HookEvent::SubagentStart, None)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            // Observers only: the child does not wait for them.
+            let hooks = self.hooks.clone();
+            let (child, cwd) = (session_id.clone(), spec.cwd.clone());
+            let parent = spec_parent.clone();
+            runtime.spawn(async move {
+                let site = hermes_tools::hooks::HookSite {
+                    session_id: &parent,
+                    cwd: &cwd,
+                    events: None,
+                };
+                let extra = hermes_tools::hooks::object([
+                    ("parent_session_id", serde_json::json!(parent)),
+                    ("child_session_id", serde_json::json!(child)),
+                ]);
+                hooks
+                    .fire(
+                        hermes_tools::hooks::HookEvent::SubagentStart,
+                        site,
+                        None,
+                        extra,
+                    )
+                    .await;
+            });
         }
         Ok(builder.build())
     }

@@ -19,10 +19,12 @@ pub mod cron;
 mod delegation;
 pub mod endpoint;
 mod error;
+pub mod hooks;
 pub mod images;
 mod manager;
 pub mod mcp;
 pub mod personality;
+pub mod plugins;
 mod prompt;
 mod questions;
 pub mod secrets;
@@ -44,7 +46,7 @@ pub use manager::SessionManager;
 pub use questions::{CLARIFY_TIMEOUT_TEXT, DEFAULT_CLARIFY_TIMEOUT, approval_gate};
 pub use services::Services;
 pub use setup::Setup;
-pub use spec::{Notice, Seed, SessionSpec};
+pub use spec::{Notice, Seed, SessionHooks, SessionSpec};
 pub use store::{ResumeRequest, SessionStore, SqliteStore, StoreError};
 
 /// File name of the default embedded model in `$HERMES_HOME/models` (kept

@@ -53,6 +53,10 @@ struct Inner {
     web: OnceLock<WebShared>,
     /// Where cron answers are sent (the gateway's platforms), once set.
     cron_delivery: OnceLock<Arc<dyn crate::cron::deliver::CronDelivery>>,
+    /// The lifecycle hooks (installed by the front-end, else loaded on first use).
+    hooks: OnceLock<Arc<hermes_tools::hooks::Hooks>>,
+    /// MCP servers clients added (`mcp_servers:` entries by name).
+    extra_mcp: Mutex<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Drop for Inner {
@@ -102,6 +106,8 @@ impl Services {
                 schemas: hermes_tools::SchemaInterner::default(),
                 cron_delivery: OnceLock::new(),
                 web: OnceLock::new(),
+                hooks: OnceLock::new(),
+                extra_mcp: Mutex::new(serde_json::Map::new()),
             }),
         }
     }
@@ -117,6 +123,23 @@ impl Services {
     /// Where sessions' registries share equal tool schemas.
     pub fn schema_interner(&self) -> &hermes_tools::SchemaInterner {
         &self.inner.schemas
+    }
+
+    /// Sets the process's hooks (a front-end that asked for consent); `false`
+    /// when sessions already use others.
+    pub fn install_hooks(&self, hooks: hermes_tools::hooks::Hooks) -> bool {
+        self.inner.hooks.set(Arc::new(hooks)).is_ok()
+    }
+
+    /// The process's hooks: those installed, else the approved and
+    /// auto-accepted ones (nobody is asked).
+    pub fn hooks(&self) -> Arc<hermes_tools::hooks::Hooks> {
+        self.inner
+            .hooks
+            .get_or_init(|| {
+                Arc::new(crate::hooks::load_hooks(&self.inner.setup, false, None).hooks)
+            })
+            .clone()
     }
 
     /// What every session's web, vision and browser tools share: read from
@@ -226,6 +249,58 @@ impl Services {
                 Ok(names)
             }
         }
+    }
+
+    /// Adds MCP servers that a client brought for its sessions (an editor's
+    /// `mcpServers`), entries shaped like `mcp_servers:` in config.yaml; they
+    /// join the configured ones for the rest of the process. Returns the
+    /// problems of entries that could not be read.
+    pub fn add_mcp_servers(
+        &self,
+        entries: serde_json::Map<String, serde_json::Value>,
+    ) -> Vec<String> {
+        if entries.is_empty() {
+            return Vec::new();
+        }
+        let setup = &self.inner.setup;
+        let mut extra = self
+            .inner
+            .extra_mcp
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        extra.extend(entries);
+        let mut tree = setup.config.raw.clone();
+        if !tree.is_object() {
+            tree = serde_json::json!({});
+        }
+        let mut servers = tree
+            .get("mcp_servers")
+            .and_then(serde_json::Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        servers.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if let Some(obj) = tree.as_object_mut() {
+            obj.insert("mcp_servers".into(), serde_json::Value::Object(servers));
+        }
+        drop(extra);
+        let fresh =
+            hermes_mcp::McpConfig::from_tree(&tree, &|name| setup.env.get(name).map(str::to_owned));
+        let problems = fresh.problems.clone();
+        let mut slot = self
+            .inner
+            .mcp
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match slot.as_ref().and_then(Option::as_ref) {
+            Some(hub) => hub.reload(&fresh),
+            None => {
+                *slot = Some(Some(hermes_mcp::McpHub::start(
+                    &fresh,
+                    crate::mcp::hub_options(setup),
+                )));
+            }
+        }
+        problems
     }
 
     /// The process's HTTP client (built on first use).

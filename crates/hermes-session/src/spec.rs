@@ -6,7 +6,7 @@ use crate::store::ResumeRequest;
 
 /// A session to start: overrides of the configuration (the CLI's flags, an
 /// API request's model, a chat's settings) plus where it comes from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SessionSpec {
     /// `--provider`: the provider id, overriding `model.provider`.
     pub provider: Option<String>,
@@ -45,6 +45,26 @@ pub struct SessionSpec {
     /// Where a gateway conversation comes from, stored on each session row
     /// it creates (the first, `/new`, compression continuations).
     pub routing: Option<hermes_state::session_db::SessionRouting>,
+    /// Hooks of this session only (an editor's edit approvals), run before the process's.
+    pub hooks: SessionHooks,
+    /// An editor's files (its unsaved buffers), which `read_file` and
+    /// `write_file` go through.
+    pub client_files: Option<std::sync::Arc<dyn hermes_tools::ClientFiles>>,
+}
+
+/// Hooks a front-end adds to one session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionHooks(pub Vec<std::sync::Arc<dyn hermes_tools::hooks::HookHandler>>);
+
+impl PartialEq for SessionHooks {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| std::sync::Arc::ptr_eq(a, b))
+    }
 }
 
 /// A client-held conversation to run a session on.
@@ -79,6 +99,8 @@ impl SessionSpec {
             auto_title: false,
             checkpoints: false,
             routing: None,
+            hooks: SessionHooks::default(),
+            client_files: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod builtin;
 pub mod checkpoints;
+pub mod hooks;
 pub mod injection;
 pub mod paths;
 pub mod processes;
@@ -16,6 +17,6 @@ pub mod url_safety;
 
 pub use registry::{Registry, SchemaInterner};
 pub use tool::{
-    Clarifier, DynamicTools, Homes, ParallelClass, Tool, ToolContext, ToolError, ToolResult,
-    arg_bool, arg_i64, arg_str, error_json, require_str,
+    Clarifier, ClientFiles, DynamicTools, Homes, ParallelClass, Tool, ToolContext, ToolError,
+    ToolResult, arg_bool, arg_i64, arg_str, error_json, require_str,
 };

@@ -42,6 +42,24 @@ pub struct ToolContext {
     pub hidden_env: std::sync::Arc<[String]>,
     /// The session's background processes (`terminal(background=true)`, `process`).
     pub processes: std::sync::Arc<crate::processes::ProcessTable>,
+    /// Lifecycle hooks run around each tool call (none by default).
+    pub hooks: std::sync::Arc<crate::hooks::Hooks>,
+    /// An editor's view of the files (its unsaved buffers), which `read_file`
+    /// and `write_file` go through when set.
+    pub client_files: Option<std::sync::Arc<dyn ClientFiles>>,
+}
+
+/// Files as an editor client holds them (ACP's `fs/read_text_file` and
+/// `fs/write_text_file`).
+pub trait ClientFiles: Send + Sync + std::fmt::Debug {
+    /// The text of `path` as the editor has it; `None` to read the disk instead.
+    fn read<'a>(&'a self, path: &'a std::path::Path) -> BoxFuture<'a, Option<String>>;
+    /// Writes `content` to `path` through the editor; `Ok(false)` to write the disk instead.
+    fn write<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<bool, String>>;
 }
 
 /// Puts a clarifying question to the user through the front-end's UI.
@@ -79,6 +97,8 @@ impl ToolContext {
             registry: None,
             hidden_env: std::sync::Arc::from(Vec::new()),
             processes: std::sync::Arc::default(),
+            hooks: std::sync::Arc::default(),
+            client_files: None,
         }
     }
 

@@ -40,6 +40,9 @@ pub struct AgentBuilder {
     dynamic: Option<Arc<dyn hermes_tools::DynamicTools>>,
     processes: Option<Arc<hermes_tools::processes::ProcessTable>>,
     checkpoints: Option<Arc<hermes_tools::checkpoints::Checkpoints>>,
+    hooks: Arc<hermes_tools::hooks::Hooks>,
+    platform: String,
+    client_files: Option<Arc<dyn hermes_tools::ClientFiles>>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -79,6 +82,9 @@ impl AgentBuilder {
             processes: None,
             checkpoints: None,
             dynamic: None,
+            hooks: Arc::default(),
+            platform: "cli".into(),
+            client_files: None,
         }
     }
 
@@ -190,6 +196,24 @@ impl AgentBuilder {
         self
     }
 
+    /// Lifecycle hooks (shell hooks, plugins) run around turns, model calls and tools.
+    pub fn hooks(mut self, hooks: Arc<hermes_tools::hooks::Hooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// An editor's files, which `read_file` and `write_file` go through.
+    pub fn client_files(mut self, files: Option<Arc<dyn hermes_tools::ClientFiles>>) -> Self {
+        self.client_files = files;
+        self
+    }
+
+    /// The platform hooks are told the session runs on (`cli`, `acp`, `telegram` …).
+    pub fn platform(mut self, platform: impl Into<String>) -> Self {
+        self.platform = platform.into();
+        self
+    }
+
     /// Tools that come and go while the session runs (MCP servers).
     pub fn dynamic_tools(mut self, source: Option<Arc<dyn hermes_tools::DynamicTools>>) -> Self {
         self.dynamic = source;
@@ -235,6 +259,10 @@ impl AgentBuilder {
             checkpoints: self.checkpoints,
             dynamic: self.dynamic.map(super::dynamic::DynamicState::new),
             schema_tokens: None,
+            hooks: self.hooks,
+            platform: self.platform,
+            turn_context: None,
+            client_files: self.client_files,
         }
     }
 }

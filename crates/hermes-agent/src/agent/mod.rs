@@ -6,6 +6,7 @@
 mod builder;
 mod compression;
 mod dynamic;
+mod hooks;
 mod sampling;
 mod turn;
 
@@ -151,6 +152,15 @@ pub struct Agent {
     dynamic: Option<dynamic::DynamicState>,
     /// The tool schemas' token estimate and the registry generation it is for.
     schema_tokens: Option<(u64, u64)>,
+    /// Lifecycle hooks.
+    hooks: Arc<hermes_tools::hooks::Hooks>,
+    /// The platform hooks are told about.
+    platform: String,
+    /// What `pre_llm_call` hooks added to this turn's user message: sent to
+    /// the model with it, never stored. The message's text identifies it.
+    turn_context: Option<(String, String)>,
+    /// The editor's files, for `read_file`/`write_file` (ACP).
+    client_files: Option<Arc<dyn hermes_tools::ClientFiles>>,
 }
 
 impl std::fmt::Debug for Agent {

@@ -163,7 +163,7 @@ impl Agent {
         let route = &self.routes[self.active];
         let request = ChatRequest {
             model: route.model.clone(),
-            messages: wire::sanitize(&self.messages),
+            messages: self.with_turn_context(wire::sanitize(&self.messages)),
             tools: if offer_tools {
                 self.tools.shared_schemas()
             } else {
@@ -173,7 +173,22 @@ impl Agent {
             temperature: self.options.temperature,
             tool_choice: Default::default(),
         };
-        let mut stream = route.provider.stream(&request, cancel).await?;
+        self.hooks_before_call(request.messages.len(), request.tools.len(), events)
+            .await;
+        let outcome = self.stream_reply(&request, events, cancel).await;
+        self.hooks_after_call(outcome.as_ref(), events).await;
+        outcome
+    }
+
+    /// Streams one reply, forwarding text and reasoning as they arrive.
+    async fn stream_reply(
+        &self,
+        request: &ChatRequest,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let route = &self.routes[self.active];
+        let mut stream = route.provider.stream(request, cancel).await?;
         let mut acc = StreamAccumulator::new();
         while let Some(delta) = stream.next().await {
             let delta = delta?;

@@ -64,9 +64,12 @@ impl Agent {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<TurnResult, AgentError> {
+        let first_turn = !self.messages.iter().any(|m| m.role == Role::User);
         self.push(Message::user_with_images(input, images), events);
         self.guardrails.reset();
+        self.hooks_before_turn(input, first_turn, events).await;
         let outcome = self.drive(None, events, cancel).await;
+        let outcome = self.hooks_after_turn(input, outcome, events).await;
         self.finish_turn(outcome, events)
     }
 
@@ -314,6 +317,8 @@ impl Agent {
                 registry: Some(self.tools.clone()),
                 hidden_env: self.hidden_env.clone(),
                 processes: self.processes.clone(),
+                hooks: self.hooks.clone(),
+                client_files: self.client_files.clone(),
             };
             // A round that only ran scripts does not count against the budget:
             // execute_code exists to do many steps in one call.

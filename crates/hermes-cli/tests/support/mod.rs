@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 use hermes_mock::MockServer;
 
+pub mod acp;
 pub mod discord;
 pub mod gateway;
 pub mod pty;

@@ -48,6 +48,8 @@ pub struct SessionInfo {
     pub toolsets: Vec<String>,
     /// The tools offered, by name.
     pub tools: Vec<ToolInfo>,
+    /// Their schemas exactly as the model is sent them (shared, cheap to clone).
+    pub tool_schemas: Arc<[hermes_protocol::ToolSchema]>,
     /// Messages in the conversation, the system prompt included.
     pub messages: usize,
     /// Its size, roughly, in tokens.

@@ -1,6 +1,7 @@
 //! The task that owns one session: it takes one submission at a time, runs
 //! turns, and answers the other ops.
 
+use hermes_tools::hooks::HookEvent;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -148,6 +149,7 @@ impl SessionTask {
             base_url: self.endpoint.base_url.clone(),
             toolsets: self.toolsets.clone(),
             tools: listed,
+            tool_schemas: tools.shared_schemas(),
             messages: messages.len(),
             approx_tokens: (chars / 4) as u64,
             context_length: self.agent.context_length(),
@@ -318,6 +320,9 @@ impl SessionTask {
                 if let Some(job) = self.title_job.take() {
                     let _ = tokio::time::timeout(TITLE_WAIT_AT_EXIT, job).await;
                 }
+                self.agent
+                    .session_boundary_hooks(HookEvent::OnSessionFinalize, &reason)
+                    .await;
                 let session = self.agent.options().session_id.clone();
                 if let Some(store) = &self.store
                     && store.discard_if_empty(&session).unwrap_or(false)
@@ -339,7 +344,18 @@ impl SessionTask {
                 return true;
             }
             other => {
+                let new_session = matches!(other, Op::NewSession);
+                if new_session {
+                    self.agent
+                        .session_boundary_hooks(HookEvent::OnSessionFinalize, "new_session")
+                        .await;
+                }
                 let event = self.command(other);
+                if new_session && matches!(event, Event::SessionChanged { .. }) {
+                    self.agent
+                        .session_boundary_hooks(HookEvent::OnSessionReset, "new_session")
+                        .await;
+                }
                 outlet.emit(id, event).await;
             }
         }

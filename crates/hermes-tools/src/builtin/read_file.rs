@@ -99,6 +99,16 @@ impl Tool for ReadFileTool {
                 .clamp(1, MAX_LIMIT) as usize;
             let path = ctx.resolve(&shown);
             let homes = ctx.homes.clone();
+            if let Some(files) = &ctx.client_files
+                && !guard::is_blocked_device(&path)
+                && guard::read_blocked(&homes, &path, &shown).is_none()
+                && support::binary_extension(&path).is_none()
+                && let Some(text) = files.read(&path).await
+            {
+                let mut page = paginate(text.lines().map(str::to_owned), offset, limit);
+                page.file_size = text.len() as u64;
+                return Ok(Value::Object(page.into_json(&shown, offset, limit)).to_string());
+            }
             tokio::task::spawn_blocking(move || read(&homes, &path, &shown, offset, limit))
                 .await
                 .map_err(|e| ToolError::Fatal(format!("read_file task failed: {e}")))?

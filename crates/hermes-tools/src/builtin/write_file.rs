@@ -96,6 +96,29 @@ impl Tool for WriteFileTool {
             let raw_path = raw_path.to_owned();
             let path = ctx.resolve(&raw_path);
             let homes = ctx.homes.clone();
+            if let Some(files) = &ctx.client_files {
+                refuse(&homes, &path, &raw_path, &content)?;
+                let created = !path.exists();
+                match files.write(&path, &content).await {
+                    Ok(true) => {
+                        let resolved = path.display().to_string();
+                        return Ok(json!({
+                            "bytes_written": content.len(),
+                            "dirs_created": created && path.parent().is_some_and(|p| !p.exists()),
+                            "resolved_path": resolved,
+                            "files_modified": [resolved],
+                            "written_by": "editor",
+                        })
+                        .to_string());
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        return Err(ToolError::model(format!(
+                            "The editor could not write {raw_path}: {e}"
+                        )));
+                    }
+                }
+            }
             tokio::task::spawn_blocking(move || write(&homes, &path, &raw_path, &content))
                 .await
                 .map_err(|e| ToolError::Fatal(format!("write_file task failed: {e}")))?
@@ -114,7 +137,8 @@ fn json_type_name(v: &Value) -> &'static str {
     }
 }
 
-fn write(homes: &Homes, path: &Path, shown: &str, content: &str) -> ToolResult {
+/// Why `content` must not be written to `path`, if it must not.
+fn refuse(homes: &Homes, path: &Path, shown: &str, content: &str) -> Result<(), ToolError> {
     if let Some(msg) = guard::write_denied(homes, path, shown) {
         return Err(ToolError::model(msg));
     }
@@ -132,6 +156,11 @@ fn write(homes: &Homes, path: &Path, shown: &str, content: &str) -> ToolResult {
             "{shown} is a directory. Give write_file the path of a file inside it."
         )));
     }
+    Ok(())
+}
+
+fn write(homes: &Homes, path: &Path, shown: &str, content: &str) -> ToolResult {
+    refuse(homes, path, shown, content)?;
     // Keep the existing file's BOM and CRLF conventions across the rewrite.
     let (bom, crlf) = match std::fs::read(path) {
         Ok(bytes) => {

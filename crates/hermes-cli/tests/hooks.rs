@@ -1,0 +1,370 @@
+//! Shell hooks and plugins through the real binary: a `pre_tool_call` hook
+//! that blocks a command, a `transform_tool_result` hook that rewrites what
+//! the model reads, `pre_llm_call` context, consent, `hermes hooks` and an
+//! executable plugin enabled with `hermes plugins enable`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use hermes_mock::Reply;
+use serde_json::{Value, json};
+use support::*;
+
+/// Writes an executable script.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Scripts one terminal call, then a closing answer.
+fn propose(sb: &Sandbox, command: &str) {
+    let args = json!({ "command": command }).to_string();
+    sb.mock.push(Reply::tool_call("call_1", "terminal", &args));
+    sb.mock.push(Reply::text("done"));
+}
+
+/// The tool result the model read in the second request.
+fn tool_result_text(sb: &Sandbox) -> String {
+    let reqs = sb.requests();
+    assert_eq!(reqs.len(), 2, "expected one tool round trip");
+    let tools = messages_with_role(&reqs[1], "tool");
+    tools[0]["content"].as_str().unwrap().to_owned()
+}
+
+/// A hook that records its stdin and blocks any command mentioning `rm`.
+const GUARD: &str = r#"#!/usr/bin/env python3
+import json, sys
+payload = json.load(sys.stdin)
+with open(sys.argv[1], "a") as f:
+    f.write(json.dumps(payload) + "\n")
+if "rm " in (payload.get("tool_input") or {}).get("command", ""):
+    print(json.dumps({"decision": "block", "reason": "policy: no rm in this repo"}))
+"#;
+
+#[test]
+fn pre_tool_call_hook_blocks_a_command_and_sees_the_payload() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let guard = script(sb.home.path(), "guard.py", GUARD);
+    let log = sb.work_path("guard.log");
+    sb.add_config(&format!(
+        "hooks:\n  pre_tool_call:\n    - command: \"{} {}\"\n      matcher: \"terminal|write_file\"\n      timeout: 10\n",
+        guard.display(),
+        log.display()
+    ));
+    let victim = sb.work_path("keep.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    propose(&sb, "rm keep.txt");
+    let out = sb.chat("tidy up", &["--accept-hooks", "--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(victim.exists(), "the blocked command must not run");
+    let result = tool_result_text(&sb);
+    assert!(result.contains("policy: no rm in this repo"), "{result}");
+    let payload: Value = serde_json::from_str(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(payload["hook_event_name"], "pre_tool_call");
+    assert_eq!(payload["tool_name"], "terminal");
+    assert_eq!(payload["tool_input"]["command"], "rm keep.txt");
+    assert_eq!(payload["extra"]["tool_call_id"], "call_1");
+    assert_eq!(payload["session_id"], session_id_of(&out));
+    // Consent was recorded, so the next run needs no flag.
+    let allow: Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.path().join("shell-hooks-allowlist.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(allow["approvals"][0]["event"], "pre_tool_call");
+    propose(&sb, "echo fine");
+    let out = sb.chat("say fine", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = sb.requests();
+    let tools = messages_with_role(&reqs[3], "tool");
+    assert!(tools[0]["content"].as_str().unwrap().contains("fine"));
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
+}
+
+#[test]
+fn hook_is_skipped_until_someone_approves_it() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let guard = script(sb.home.path(), "guard.py", GUARD);
+    let log = sb.work_path("guard.log");
+    sb.add_config(&format!(
+        "hooks:\n  pre_tool_call:\n    - command: \"{} {}\"\n",
+        guard.display(),
+        log.display()
+    ));
+    propose(&sb, "echo 'rm nothing'");
+    let out = sb.chat("go", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not allowlisted"), "{}", stderr(&out));
+    assert!(!log.exists(), "an unapproved hook must not run");
+    let list = sb.command().args(["hooks", "list"]).output().unwrap();
+    assert!(
+        stdout(&list).contains("✗ not allowlisted"),
+        "{}",
+        stdout(&list)
+    );
+    // HERMES_ACCEPT_HOOKS approves it as the flag does.
+    propose(&sb, "echo ok");
+    let out = sb
+        .command()
+        .env("HERMES_ACCEPT_HOOKS", "1")
+        .args(["chat", "-q", "go", "-Q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(log.exists());
+    let list = sb.command().args(["hooks", "list"]).output().unwrap();
+    assert!(stdout(&list).contains("✓ allowed"), "{}", stdout(&list));
+}
+
+#[test]
+fn transform_tool_result_hook_rewrites_what_the_model_reads() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let hook = script(
+        sb.home.path(),
+        "redact.py",
+        r#"#!/usr/bin/env python3
+import json, sys
+p = json.load(sys.stdin)
+result = p["extra"]["result"]
+print(json.dumps({"result": result.replace("s3cr3t-token", "[REDACTED BY HOOK]")}))
+"#,
+    );
+    sb.add_config(&format!(
+        "hooks:\n  transform_tool_result:\n    - command: {}\n",
+        hook.display()
+    ));
+    propose(&sb, "echo the value is s3cr3t-token");
+    let out = sb.chat("show it", &["--accept-hooks", "--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = tool_result_text(&sb);
+    assert!(result.contains("[REDACTED BY HOOK]"), "{result}");
+    assert!(!result.contains("s3cr3t-token"), "{result}");
+    // The transcript keeps what the model read.
+    let export = sb
+        .command()
+        .args([
+            "sessions",
+            "export",
+            "-",
+            "--session-id",
+            &session_id_of(&out),
+        ])
+        .output()
+        .unwrap();
+    let session: Value = serde_json::from_str(stdout(&export).trim()).unwrap();
+    let stored = session["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        stored.contains("[REDACTED BY HOOK]") && !stored.contains("s3cr3t-token"),
+        "{stored}"
+    );
+}
+
+#[test]
+fn pre_llm_call_context_rides_on_the_user_message_only_for_the_model() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let hook = script(
+        sb.home.path(),
+        "ctx.sh",
+        "#!/bin/sh\ncat >/dev/null\necho '{\"context\": \"Team note: deploys freeze on Fridays.\"}'\n",
+    );
+    sb.add_config(&format!(
+        "hooks_auto_accept: true\nhooks:\n  pre_llm_call:\n    - command: {}\n",
+        hook.display()
+    ));
+    sb.mock.push(Reply::text("noted"));
+    let out = sb.chat("can I deploy?", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = sb.requests();
+    let users = messages_with_role(&reqs[0], "user");
+    let sent = users.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(sent.starts_with("can I deploy?"), "{sent}");
+    assert!(sent.contains("deploys freeze on Fridays"), "{sent}");
+    let export = sb
+        .command()
+        .args([
+            "sessions",
+            "export",
+            "-",
+            "--session-id",
+            &session_id_of(&out),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        !stdout(&export).contains("deploys freeze"),
+        "stored copy stays clean"
+    );
+}
+
+#[test]
+fn hooks_test_fires_a_hook_on_a_sample_payload() {
+    let sb = Sandbox::start();
+    let guard = script(sb.home.path(), "guard.py", GUARD);
+    let log = sb.work_path("guard.log");
+    sb.add_config(&format!(
+        "hooks:\n  pre_tool_call:\n    - command: \"{} {}\"\n  pre_tool_calls:\n    - command: x\n",
+        guard.display(),
+        log.display()
+    ));
+    let payload = sb.work_path("payload.json");
+    std::fs::write(&payload, r#"{"args": {"command": "rm -rf /tmp/x"}}"#).unwrap();
+    let out = sb
+        .command()
+        .args(["hooks", "test", "pre_tool_call", "--payload-file"])
+        .arg(&payload)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        text.contains("Firing 1 hook(s) for event 'pre_tool_call'"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"parsed (Hermes wire shape): {"action":"block","message":"policy: no rm in this repo"}"#),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("did you mean \"pre_tool_call\""),
+        "{}",
+        stderr(&out)
+    );
+    let bad = sb
+        .command()
+        .args(["hooks", "test", "nope"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(stdout(&bad).contains("Valid events:"), "{}", stdout(&bad));
+}
+
+/// A plugin speaking JSON-RPC on stdio that upper-cases tool results.
+const PLUGIN: &str = r#"#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["method"] == "initialize":
+        result = {"name": "shouty"}
+    elif msg["method"] == "hook":
+        p = msg["params"]["payload"]
+        result = "PLUGIN SAYS: " + p["extra"]["result"].upper()
+    else:
+        result = None
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn an_enabled_executable_plugin_rewrites_tool_results() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let dir = sb.home.path().join("plugins").join("shouty");
+    std::fs::create_dir_all(&dir).unwrap();
+    script(&dir, "run.py", PLUGIN);
+    std::fs::write(
+        dir.join("plugin.yaml"),
+        "name: shouty\nversion: 1.0.0\ndescription: Upper-cases tool results\nexecutable: ./run.py\nprovides_hooks: [transform_tool_result]\n",
+    )
+    .unwrap();
+    let py = sb.home.path().join("plugins").join("legacy");
+    std::fs::create_dir_all(&py).unwrap();
+    std::fs::write(py.join("plugin.yaml"), "name: legacy\nversion: '0.1'\n").unwrap();
+    std::fs::write(py.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+
+    let list = sb
+        .command()
+        .args(["plugins", "list", "--plain"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&list),
+        "not enabled  python   0.1      legacy\nnot enabled  exec     1.0.0    shouty\n"
+    );
+    // Not enabled: it does not run.
+    propose(&sb, "echo quiet");
+    let out = sb.chat("go", &["--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!tool_result_text(&sb).contains("PLUGIN SAYS"));
+
+    let on = sb
+        .command()
+        .args(["plugins", "enable", "shouty"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&on),
+        "✓ Plugin shouty enabled. Takes effect on next session.\n"
+    );
+    let again = sb
+        .command()
+        .args(["plugins", "enable", "shouty"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&again), "Plugin 'shouty' is already enabled.\n");
+    let missing = sb
+        .command()
+        .args(["plugins", "enable", "nope"])
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("not installed"),
+        "{}",
+        stderr(&missing)
+    );
+
+    let sb2_requests_before = sb.mock.chat_requests().len();
+    propose(&sb, "echo quiet");
+    let out = sb.chat("go", &["--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = sb.mock.chat_requests();
+    let tools = messages_with_role(&reqs[sb2_requests_before + 1], "tool");
+    let last = tools.last().unwrap()["content"].as_str().unwrap();
+    assert!(last.starts_with("PLUGIN SAYS: "), "{last}");
+    assert!(last.contains("QUIET"), "{last}");
+
+    let off = sb
+        .command()
+        .args(["plugins", "disable", "shouty"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&off),
+        "⊘ Plugin shouty disabled. Takes effect on next session.\n"
+    );
+    let list = sb
+        .command()
+        .args(["plugins", "list", "--plain"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&list).contains("disabled     exec     1.0.0    shouty"),
+        "{}",
+        stdout(&list)
+    );
+}

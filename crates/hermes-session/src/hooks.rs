@@ -1,0 +1,99 @@
+//! The process's lifecycle hooks: shell hooks from `hooks:` in config.yaml
+//! that a person approved (or `--accept-hooks` / `HERMES_ACCEPT_HOOKS=1` /
+//! `hooks_auto_accept: true` approves), after the enabled plugins.
+
+use std::sync::Arc;
+
+use hermes_tools::hooks::{Allowlist, HookHandler, HookSpec, Hooks, ShellHook, parse_hook_specs};
+
+use crate::plugins;
+use crate::setup::Setup;
+
+/// The hooks of a process and what is worth telling the person about them.
+#[derive(Debug, Default)]
+pub struct LoadedHooks {
+    /// The hooks that will run.
+    pub hooks: Hooks,
+    /// Entries skipped or fixed, hooks not approved, plugins that failed to start.
+    pub warnings: Vec<String>,
+}
+
+/// Whether `value` means yes (`1`, `true`, `yes`, `on`).
+pub fn truthy(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+/// The configured shell hooks, without their consent state.
+pub fn configured_hooks(setup: &Setup) -> (Vec<HookSpec>, Vec<String>) {
+    parse_hook_specs(setup.config.get("hooks"))
+}
+
+/// Whether hooks are approved without asking: `accept` (the `--accept-hooks`
+/// flag), `HERMES_ACCEPT_HOOKS`, or `hooks_auto_accept` in config.yaml.
+pub fn auto_accept(setup: &Setup, accept: bool) -> bool {
+    let configured = match setup.config.get("hooks_auto_accept") {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::String(s)) => truthy(Some(s)),
+        _ => false,
+    };
+    accept || truthy(setup.env.get("HERMES_ACCEPT_HOOKS")) || configured
+}
+
+/// Loads the hooks: plugins first, then each shell hook that is allowlisted,
+/// auto-accepted, or approved by `ask` (a prompt at a terminal; `None` where
+/// nobody can answer). New approvals are recorded in the allowlist.
+pub fn load_hooks(
+    setup: &Setup,
+    accept: bool,
+    ask: Option<&mut dyn FnMut(&HookSpec) -> bool>,
+) -> LoadedHooks {
+    let mut loaded = LoadedHooks::default();
+    if truthy(setup.env.get("HERMES_SAFE_MODE")) {
+        return loaded;
+    }
+    let mut handlers: Vec<Arc<dyn HookHandler>> = Vec::new();
+    let (plugin_handlers, plugin_warnings) = plugins::hook_handlers(setup);
+    handlers.extend(plugin_handlers);
+    loaded.warnings.extend(plugin_warnings);
+    let (specs, warnings) = configured_hooks(setup);
+    loaded.warnings.extend(warnings);
+    let root = setup.home.root();
+    let home = setup.env.get("HOME").map(std::path::PathBuf::from);
+    let accept = auto_accept(setup, accept);
+    let mut allowlist = Allowlist::load(root);
+    let mut changed = false;
+    let mut ask = ask;
+    for spec in specs {
+        let event = spec.event.as_str();
+        let allowed = if allowlist.find(event, &spec.command).is_some() {
+            true
+        } else if accept || ask.as_mut().is_some_and(|ask| ask(&spec)) {
+            allowlist.approve(event, &spec.command, home.as_deref());
+            changed = true;
+            true
+        } else {
+            loaded.warnings.push(format!(
+                "shell hook for {event} ({}) not allowlisted — skipped. Use --accept-hooks / \
+                 HERMES_ACCEPT_HOOKS=1 / hooks_auto_accept: true, or approve at the TTY prompt next run.",
+                spec.command
+            ));
+            false
+        };
+        if allowed {
+            handlers.push(Arc::new(ShellHook::new(spec, home.clone())));
+        }
+    }
+    if changed && let Err(e) = allowlist.save(root) {
+        loaded.warnings.push(format!(
+            "could not save {}: {e}",
+            Allowlist::path(root).display()
+        ));
+    }
+    loaded.hooks = Hooks::new(handlers);
+    loaded
+}
