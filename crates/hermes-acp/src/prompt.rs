@@ -172,8 +172,8 @@ impl Acp {
                 return PromptResponse::new(StopReason::EndTurn);
             }
         };
-        // Tool call ids as the client knows them, and what each call was.
-        let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+        // The model's call id → the id the client knows, the tool, its arguments.
+        let mut calls: HashMap<String, (String, String, Value)> = HashMap::new();
         let mut stop = StopReason::EndTurn;
         let mut usage = None;
         while let Some(SessionEvent {
@@ -207,8 +207,10 @@ impl Acp {
                         .flatten()
                         .filter(|(path, _)| session.mode().allows(path, &session.cwd))
                         .map(|(_, d)| d);
-                    let call = crate::tools::started(&call_id, &name, &args, &session.cwd, diff);
-                    calls.insert(call_id, (name, args));
+                    let id_for_client = self.tool_call_id();
+                    let call =
+                        crate::tools::started(&id_for_client, &name, &args, &session.cwd, diff);
+                    calls.insert(call_id, (id_for_client, name, args));
                     notify(cx, id, SessionUpdate::ToolCall(call));
                 }
                 Event::ToolFinished {
@@ -218,9 +220,12 @@ impl Acp {
                     result,
                     ..
                 } => {
-                    let args = calls.get(&call_id).map(|c| c.1.clone()).unwrap_or_default();
+                    let (client_id, args) = calls
+                        .get(&call_id)
+                        .map(|c| (c.0.clone(), c.2.clone()))
+                        .unwrap_or_else(|| (call_id.clone(), Value::Null));
                     let ok = outcome == hermes_protocol::ToolOutcome::Ok;
-                    let update = crate::tools::finished(&call_id, &name, &args, &result, ok);
+                    let update = crate::tools::finished(&client_id, &name, &args, &result, ok);
                     notify(cx, id, SessionUpdate::ToolCallUpdate(update));
                 }
                 Event::ApprovalRequested {

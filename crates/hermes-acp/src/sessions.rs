@@ -51,6 +51,8 @@ pub(crate) struct Acp {
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
     /// Numbers permission requests across sessions.
     pub counter: Arc<AtomicU64>,
+    /// Makes tool call ids unique for the client (models reuse theirs across turns).
+    tool_ids: AtomicU64,
     client: Mutex<ClientCapabilities>,
 }
 
@@ -71,8 +73,19 @@ impl Acp {
             manager,
             sessions: Mutex::new(HashMap::new()),
             counter: Arc::new(AtomicU64::new(0)),
+            tool_ids: AtomicU64::new(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64),
+            ),
             client: Mutex::new(ClientCapabilities::new()),
         }
+    }
+
+    /// A fresh `tc-<12 hex>` id for a tool call shown to the client.
+    pub fn tool_call_id(&self) -> String {
+        let n = self.tool_ids.fetch_add(0x9E37_79B9, Ordering::Relaxed);
+        format!("tc-{:012x}", n & 0xffff_ffff_ffff)
     }
 
     pub fn set_client_capabilities(&self, caps: ClientCapabilities) {
@@ -200,7 +213,7 @@ impl Acp {
                 .store()
                 .ok_or("session history is off")?;
             let history = store.conversation(id).map_err(|e| e.to_string())?;
-            replay_history(id, &history, cx);
+            replay_history(id, &history, &session.cwd, &|| self.tool_call_id(), cx);
         }
         Ok(session.mode())
     }
@@ -418,11 +431,18 @@ pub(crate) fn send_usage(id: &str, conv: &Conversation, cx: &ConnectionTo<Client
 }
 
 /// Replays a stored conversation as `session/update`s.
-fn replay_history(id: &str, history: &[Message], cx: &ConnectionTo<Client>) {
+fn replay_history(
+    id: &str,
+    history: &[Message],
+    cwd: &Path,
+    next_id: &dyn Fn() -> String,
+    cx: &ConnectionTo<Client>,
+) {
     let send = |update: SessionUpdate| {
         let _ = cx.send_notification(SessionNotification::new(id.to_owned(), update));
     };
-    let mut calls: HashMap<String, (String, serde_json::Value)> = HashMap::new();
+    // The stored call id → the id shown to the client, the tool, its arguments.
+    let mut calls: HashMap<String, (String, String, serde_json::Value)> = HashMap::new();
     for m in history {
         match m.role {
             Role::User => {
@@ -448,14 +468,9 @@ fn replay_history(id: &str, history: &[Message], cx: &ConnectionTo<Client>) {
                 for call in &m.tool_calls {
                     let args: serde_json::Value =
                         serde_json::from_str(&call.function.arguments).unwrap_or_default();
-                    let tool = crate::tools::started(
-                        &call.id,
-                        &call.function.name,
-                        &args,
-                        Path::new(""),
-                        None,
-                    );
-                    calls.insert(call.id.clone(), (call.function.name.clone(), args));
+                    let shown = next_id();
+                    let tool = crate::tools::started(&shown, &call.function.name, &args, cwd, None);
+                    calls.insert(call.id.clone(), (shown, call.function.name.clone(), args));
                     send(SessionUpdate::ToolCall(tool));
                 }
             }
@@ -463,9 +478,9 @@ fn replay_history(id: &str, history: &[Message], cx: &ConnectionTo<Client>) {
                 let Some(call_id) = m.tool_call_id.as_deref() else {
                     continue;
                 };
-                let (name, args) = calls.get(call_id).cloned().unwrap_or_default();
+                let (shown, name, args) = calls.get(call_id).cloned().unwrap_or_default();
                 send(SessionUpdate::ToolCallUpdate(crate::tools::finished(
-                    call_id,
+                    &shown,
                     &name,
                     &args,
                     m.text(),

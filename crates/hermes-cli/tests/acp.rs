@@ -63,6 +63,10 @@ fn a_prompt_streams_thoughts_text_and_tool_calls_and_is_stored() {
     assert_eq!(thought, "look first");
     let call = acp.updates_of("tool_call")[0].clone();
     assert_eq!(call["title"], "read: notes.txt");
+    assert!(
+        call["toolCallId"].as_str().unwrap().starts_with("tc-"),
+        "{call}"
+    );
     assert_eq!(call["kind"], "read");
     assert!(
         call["locations"][0]["path"]

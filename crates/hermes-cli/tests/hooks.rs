@@ -368,3 +368,69 @@ fn an_enabled_executable_plugin_rewrites_tool_results() {
         stdout(&list)
     );
 }
+
+#[test]
+fn observers_see_the_lifecycle_in_order_and_terminal_output_can_be_rewritten() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let log = sb.work_path("events.log");
+    let logger = script(
+        sb.home.path(),
+        "log.py",
+        &format!(
+            r#"#!/usr/bin/env python3
+import json, sys
+p = json.load(sys.stdin)
+with open({log:?}, "a") as f:
+    f.write(p["hook_event_name"] + " " + (p["tool_name"] or "-") + "\n")
+if p["hook_event_name"] == "transform_terminal_output":
+    print(json.dumps({{"result": "rewritten: " + p["extra"]["output"].strip()}}))
+"#,
+            log = log.display().to_string()
+        ),
+    );
+    let events = [
+        "on_session_start",
+        "pre_llm_call",
+        "pre_api_request",
+        "post_api_request",
+        "pre_tool_call",
+        "transform_terminal_output",
+        "post_tool_call",
+        "post_llm_call",
+        "on_session_end",
+        "on_session_finalize",
+    ];
+    let mut yaml = String::from("hooks_auto_accept: true\nhooks:\n");
+    for e in events {
+        yaml.push_str(&format!("  {e}:\n    - command: {}\n", logger.display()));
+    }
+    sb.add_config(&yaml);
+    propose(&sb, "echo original");
+    let out = sb.chat("go", &["--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "on_session_start -",
+            "pre_llm_call -",
+            "pre_api_request -",
+            "post_api_request -",
+            "pre_tool_call terminal",
+            "transform_terminal_output -",
+            "post_tool_call terminal",
+            "pre_api_request -",
+            "post_api_request -",
+            "post_llm_call -",
+            "on_session_end -",
+            "on_session_finalize -",
+        ]
+    );
+    let result = tool_result_text(&sb);
+    assert!(result.contains("rewritten: original"), "{result}");
+}

@@ -112,8 +112,9 @@ impl Tool for TerminalTool {
             if background {
                 return Ok(start_background(command, &workdir, &args, note, ctx));
             }
-            let outcome =
+            let mut outcome =
                 run_foreground(command, &workdir, Duration::from_secs(timeout), ctx).await?;
+            transform_output(&mut outcome, command, ctx).await;
             Ok(outcome.to_json(timeout, note))
         })
     }
@@ -256,6 +257,36 @@ impl Outcome {
             value["approval"] = Value::String(note);
         }
         value.to_string()
+    }
+}
+
+/// `transform_terminal_output` hooks: the first replacement of a foreground
+/// command's output wins (before it is trimmed for the model).
+async fn transform_output(outcome: &mut Outcome, command: &str, ctx: &ToolContext) {
+    use crate::hooks::{HookEvent, HookSite, object};
+    if !ctx.hooks.wants(HookEvent::TransformTerminalOutput, None) {
+        return;
+    }
+    let site = HookSite {
+        session_id: &ctx.session_id,
+        cwd: &ctx.cwd,
+        events: ctx.events.as_ref(),
+    };
+    let extra = object([
+        ("command", json!(command)),
+        ("output", json!(outcome.output)),
+        ("returncode", json!(outcome.exit_code)),
+        ("env_type", json!("local")),
+    ]);
+    let answers = ctx
+        .hooks
+        .fire(HookEvent::TransformTerminalOutput, site, None, extra)
+        .await;
+    if let Some(text) = answers
+        .iter()
+        .find_map(|a| a.get("result").and_then(Value::as_str))
+    {
+        outcome.output = text.to_owned();
     }
 }
 

@@ -9,7 +9,7 @@ pub enum HookEvent {
     PostToolCall,
     /// After `post_tool_call`; may replace the result the model reads.
     TransformToolResult,
-    /// A foreground `terminal` command's output (accepted, not fired).
+    /// A foreground `terminal` command's output; may replace it.
     TransformTerminalOutput,
     /// Once per user turn before the first model call; may add context.
     PreLlmCall,
