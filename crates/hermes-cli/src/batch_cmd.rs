@@ -13,8 +13,8 @@ use hermes_batch::{
     BatchConfig, Clock, Outcome, Progress, RunOutcome, SessionExecutor, SessionSettings, Shard,
     distributions,
 };
-use hermes_session::SessionManager;
 use hermes_session::cron::zone::Zone;
+use hermes_session::{Services, SessionManager};
 use hermes_state::numfmt::thousands;
 
 use crate::args::RunArgs;
@@ -156,7 +156,9 @@ pub async fn run(args: BatchArgs, top: &RunArgs) -> Result<ExitCode> {
     config.validate()?;
     let setup = crate::chat::load_setup(top)?;
     let clock = Clock::for_setup(&setup);
-    let manager = SessionManager::new(setup);
+    // Batch runs stay out of the session history, as the reference's do
+    // (its batch agents get no session store).
+    let manager = SessionManager::with_services(Services::without_store(setup));
     crate::hooks_cmd::install(manager.services(), false);
     let settings = SessionSettings {
         cwd: std::env::current_dir()

@@ -395,6 +395,9 @@ fn the_ephemeral_prompt_reaches_the_model_but_never_a_trajectory() {
         })
         .collect();
     assert_eq!(batches, BTreeMap::from([(0, 0), (1, 0), (2, 1)]));
+    // Batch sessions stay out of the history, as the reference's do.
+    let listed = sb.command().args(["sessions", "list"]).output().unwrap();
+    assert!(!stdout(&listed).contains("Tâche"), "{}", stdout(&listed));
 }
 
 #[test]
