@@ -232,7 +232,7 @@ pub fn hook_handlers(setup: &Setup) -> (Vec<Arc<dyn HookHandler>>, Vec<String>) 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
     /// No installed plugin has that name.
-    #[error("Plugin '{0}' is not installed (looked in {1}).")]
+    #[error("Plugin '{0}' is not installed or bundled (plugins live in {1}).")]
     NotInstalled(String, String),
     /// config.yaml could not be changed.
     #[error(transparent)]
