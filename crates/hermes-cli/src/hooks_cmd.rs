@@ -37,7 +37,7 @@ pub(crate) fn install(services: &Services, ask: bool) {
     for warning in &loaded.warnings {
         let _ = writeln!(err, "warning: {warning}");
     }
-    services.install_hooks(loaded.hooks);
+    services.install_hooks(loaded);
 }
 
 fn confirm(spec: &HookSpec) -> bool {

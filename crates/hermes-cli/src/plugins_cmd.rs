@@ -85,6 +85,7 @@ fn inner(args: PluginsArgs, setup: &Setup) -> Result<()> {
                             "source": "user",
                             "runtime": runtime_label(&p.runtime),
                             "hooks": p.hooks.iter().map(|h| h.as_str()).collect::<Vec<_>>(),
+                            "tools": p.tools,
                             "error": p.error,
                         })
                     })
@@ -141,6 +142,9 @@ fn inner(args: PluginsArgs, setup: &Setup) -> Result<()> {
                 if !p.hooks.is_empty() {
                     let hooks: Vec<&str> = p.hooks.iter().map(|h| h.as_str()).collect();
                     writeln!(out, "      hooks: {}", hooks.join(", "))?;
+                }
+                if !p.tools.is_empty() {
+                    writeln!(out, "      tools: {}", p.tools.join(", "))?;
                 }
                 if p.runtime == PluginRuntime::Python {
                     writeln!(

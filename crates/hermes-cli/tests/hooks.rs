@@ -434,3 +434,54 @@ if p["hook_event_name"] == "transform_terminal_output":
     let result = tool_result_text(&sb);
     assert!(result.contains("rewritten: original"), "{result}");
 }
+
+/// A plugin offering a tool: listed in its `initialize` reply, run with `tools/call`.
+const TOOL_PLUGIN: &str = r#"#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["method"] == "initialize":
+        result = {"tools": [{
+            "name": "shout_text",
+            "description": "Upper-cases text",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        }]}
+    elif msg["method"] == "tools/call":
+        p = msg["params"]
+        result = {"shouted": p["arguments"]["text"].upper(), "cwd": p["cwd"], "session": p["session_id"]}
+    else:
+        result = None
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn an_enabled_plugin_offers_its_tools_to_the_model() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let dir = sb.home.path().join("plugins").join("loud");
+    std::fs::create_dir_all(&dir).unwrap();
+    script(&dir, "run.py", TOOL_PLUGIN);
+    std::fs::write(
+        dir.join("plugin.yaml"),
+        "name: loud\nversion: '1'\nexecutable: ./run.py\nprovides_tools: [shout_text]\n",
+    )
+    .unwrap();
+    sb.add_config("plugins:\n  enabled: [loud]\n");
+    sb.mock.push(Reply::tool_call(
+        "call_1",
+        "shout_text",
+        r#"{"text":"quiet please"}"#,
+    ));
+    sb.mock.push(Reply::text("done"));
+    let out = sb.chat("shout", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = sb.requests();
+    assert!(tool_names(&reqs[0]).iter().any(|n| n == "shout_text"));
+    let result: Value = serde_json::from_str(&tool_result_text(&sb)).unwrap();
+    assert_eq!(result["shouted"], "QUIET PLEASE");
+    assert_eq!(result["session"], session_id_of(&out).as_str());
+    assert_eq!(
+        std::path::Path::new(result["cwd"].as_str().unwrap()),
+        sb.work.path()
+    );
+}

@@ -80,6 +80,7 @@ pub(crate) async fn assemble(
     });
     let (mcp_tools, builtin_toolsets) =
         crate::mcp::session_tools(setup, services.mcp().as_ref(), &toolsets, sampler);
+    let extra = plugin_tools(services, &mut notices).await;
     let (tools, unknown) = registry(
         services,
         (&provider, &endpoint),
@@ -88,6 +89,7 @@ pub(crate) async fn assemble(
         memory_tool.as_ref(),
         &builtin_toolsets,
         spec.source != "cron",
+        extra,
     );
     if !unknown.is_empty() {
         // As the reference: named, and the session starts without them.
@@ -513,9 +515,39 @@ fn register_sight(
     }
 }
 
+/// The tools of the enabled plugins (each plugin started on first need).
+async fn plugin_tools(
+    services: &Services,
+    notices: &mut Vec<Notice>,
+) -> Vec<Arc<dyn hermes_tools::Tool>> {
+    let mut tools: Vec<Arc<dyn hermes_tools::Tool>> = Vec::new();
+    for plugin in services.plugins() {
+        if !plugin.declares_tools() {
+            continue;
+        }
+        match plugin.tool_schemas().await {
+            Ok(schemas) => {
+                for schema in schemas {
+                    tools.push(Arc::new(hermes_tools::hooks::PluginTool::new(
+                        plugin.clone(),
+                        schema,
+                    )));
+                }
+            }
+            Err(e) => notices.push(Notice::Warning(format!(
+                "plugin {}: {e}; its tools are not offered",
+                plugin.name()
+            ))),
+        }
+    }
+    tools
+}
+
 /// Every tool the session offers: the built-ins, session search, delegation,
-/// memory and code execution, cut down to `toolsets`; with the names in
+/// memory and code execution, cut down to `toolsets`, then the plugins'
+/// tools (a plugin tool never replaces a built-in); with the names in
 /// `toolsets` that are neither a toolset nor a tool.
+#[allow(clippy::too_many_arguments)]
 fn registry(
     services: &Services,
     parent: (&Arc<dyn Provider>, &Endpoint),
@@ -524,6 +556,7 @@ fn registry(
     memory: Option<&MemoryTool>,
     toolsets: &[String],
     scheduling: bool,
+    plugin_tools: Vec<Arc<dyn hermes_tools::Tool>>,
 ) -> (Registry, Vec<String>) {
     let setup = services.setup();
     let mut all = Registry::with_builtins();
@@ -554,6 +587,11 @@ fn registry(
         let names: Vec<String> = off.names().map(str::to_owned).collect();
         for name in names {
             tools.unregister(&name);
+        }
+    }
+    for tool in plugin_tools {
+        if all.get(tool.name()).is_none() {
+            tools.register(tool);
         }
     }
     code_exec::refresh(&mut tools, settings);

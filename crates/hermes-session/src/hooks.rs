@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use hermes_tools::hooks::{Allowlist, HookHandler, HookSpec, Hooks, ShellHook, parse_hook_specs};
+use hermes_tools::hooks::{
+    Allowlist, HookHandler, HookSpec, Hooks, PluginHook, ShellHook, parse_hook_specs,
+};
 
 use crate::plugins;
 use crate::setup::Setup;
@@ -16,6 +18,8 @@ pub struct LoadedHooks {
     pub hooks: Hooks,
     /// Entries skipped or fixed, hooks not approved, plugins that failed to start.
     pub warnings: Vec<String>,
+    /// The enabled plugins (whose tools sessions offer).
+    pub plugins: Vec<Arc<PluginHook>>,
 }
 
 /// Whether `value` means yes (`1`, `true`, `yes`, `on`).
@@ -57,8 +61,9 @@ pub fn load_hooks(
         return loaded;
     }
     let mut handlers: Vec<Arc<dyn HookHandler>> = Vec::new();
-    let (plugin_handlers, plugin_warnings) = plugins::hook_handlers(setup);
-    handlers.extend(plugin_handlers);
+    let (enabled, plugin_warnings) = plugins::enabled_plugins(setup);
+    handlers.extend(enabled.iter().map(|p| p.clone() as Arc<dyn HookHandler>));
+    loaded.plugins = enabled;
     loaded.warnings.extend(plugin_warnings);
     let (specs, warnings) = configured_hooks(setup);
     loaded.warnings.extend(warnings);

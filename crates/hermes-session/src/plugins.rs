@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hermes_state::config_edit::{Entry, parse_user_yaml, update_config_entries};
-use hermes_tools::hooks::{HookEvent, HookHandler, PluginCommand, PluginHook};
+use hermes_tools::hooks::{HookEvent, PluginCommand, PluginHook};
 use serde_json::{Value, json};
 
 use crate::setup::Setup;
@@ -65,6 +65,8 @@ pub struct PluginInfo {
     pub runtime: PluginRuntime,
     /// The events it declared (`provides_hooks`), unknown names dropped.
     pub hooks: Vec<HookEvent>,
+    /// The tools it declared (`provides_tools`).
+    pub tools: Vec<String>,
     /// Seconds one hook call may take.
     pub timeout_secs: u64,
     /// Whether it loads.
@@ -133,6 +135,7 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
         dir: dir.to_path_buf(),
         runtime: PluginRuntime::Missing,
         hooks: Vec::new(),
+        tools: Vec::new(),
         timeout_secs: DEFAULT_PLUGIN_TIMEOUT_SECS,
         status: PluginStatus::NotEnabled,
         error: None,
@@ -168,6 +171,13 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
             .filter_map(HookEvent::parse)
             .collect();
     }
+    if let Some(Value::Array(tools)) = value.get("provides_tools") {
+        info.tools = tools
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+    }
     if let Some(t) = value.get("timeout").and_then(Value::as_u64) {
         info.timeout_secs = t.clamp(1, 300);
     }
@@ -190,10 +200,10 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
     Some(info)
 }
 
-/// The enabled executable plugins as hook handlers, and a warning for each
-/// enabled plugin that cannot run.
-pub fn hook_handlers(setup: &Setup) -> (Vec<Arc<dyn HookHandler>>, Vec<String>) {
-    let mut handlers: Vec<Arc<dyn HookHandler>> = Vec::new();
+/// The enabled executable plugins, and a warning for each enabled plugin
+/// that cannot run.
+pub fn enabled_plugins(setup: &Setup) -> (Vec<Arc<PluginHook>>, Vec<String>) {
+    let mut handlers: Vec<Arc<PluginHook>> = Vec::new();
     let mut warnings = Vec::new();
     for plugin in discover(setup) {
         if plugin.status != PluginStatus::Enabled {
@@ -210,6 +220,7 @@ pub fn hook_handlers(setup: &Setup) -> (Vec<Arc<dyn HookHandler>>, Vec<String>) 
                     argv,
                     dir: plugin.dir,
                     events: plugin.hooks,
+                    tools: plugin.tools,
                     timeout_secs: plugin.timeout_secs,
                 })));
             }

@@ -33,6 +33,12 @@ pub struct Services {
     inner: Arc<Inner>,
 }
 
+/// The process's hooks and its enabled plugins.
+type Extensions = (
+    Arc<hermes_tools::hooks::Hooks>,
+    Vec<Arc<hermes_tools::hooks::PluginHook>>,
+);
+
 struct Inner {
     setup: Setup,
     http: OnceLock<Result<SharedHttp, String>>,
@@ -53,8 +59,8 @@ struct Inner {
     web: OnceLock<WebShared>,
     /// Where cron answers are sent (the gateway's platforms), once set.
     cron_delivery: OnceLock<Arc<dyn crate::cron::deliver::CronDelivery>>,
-    /// The lifecycle hooks (installed by the front-end, else loaded on first use).
-    hooks: OnceLock<Arc<hermes_tools::hooks::Hooks>>,
+    /// The lifecycle hooks and plugins (installed by the front-end, else loaded on first use).
+    hooks: OnceLock<Extensions>,
     /// MCP servers clients added (`mcp_servers:` entries by name).
     extra_mcp: Mutex<serde_json::Map<String, serde_json::Value>>,
 }
@@ -127,19 +133,29 @@ impl Services {
 
     /// Sets the process's hooks (a front-end that asked for consent); `false`
     /// when sessions already use others.
-    pub fn install_hooks(&self, hooks: hermes_tools::hooks::Hooks) -> bool {
-        self.inner.hooks.set(Arc::new(hooks)).is_ok()
+    pub fn install_hooks(&self, loaded: crate::hooks::LoadedHooks) -> bool {
+        self.inner
+            .hooks
+            .set((Arc::new(loaded.hooks), loaded.plugins))
+            .is_ok()
+    }
+
+    fn extensions(&self) -> &Extensions {
+        self.inner.hooks.get_or_init(|| {
+            let loaded = crate::hooks::load_hooks(&self.inner.setup, false, None);
+            (Arc::new(loaded.hooks), loaded.plugins)
+        })
+    }
+
+    /// The enabled plugins (their tools join every session).
+    pub fn plugins(&self) -> Vec<Arc<hermes_tools::hooks::PluginHook>> {
+        self.extensions().1.clone()
     }
 
     /// The process's hooks: those installed, else the approved and
     /// auto-accepted ones (nobody is asked).
     pub fn hooks(&self) -> Arc<hermes_tools::hooks::Hooks> {
-        self.inner
-            .hooks
-            .get_or_init(|| {
-                Arc::new(crate::hooks::load_hooks(&self.inner.setup, false, None).hooks)
-            })
-            .clone()
+        self.extensions().0.clone()
     }
 
     /// What every session's web, vision and browser tools share: read from

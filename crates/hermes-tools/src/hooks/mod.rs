@@ -23,7 +23,7 @@ pub use allowlist::{
 };
 pub use config::{HookSpec, parse_hook_specs};
 pub use event::HookEvent;
-pub use plugin::{PLUGIN_PROTOCOL, PluginCommand, PluginHook};
+pub use plugin::{PLUGIN_PROTOCOL, PluginCommand, PluginHook, PluginTool};
 pub use shell::{ShellHook, ShellRun, parse_shell_response};
 
 /// Something the agent calls at a lifecycle point.

@@ -1,7 +1,9 @@
 //! Plugins as external executables: one long-lived process per plugin that
 //! speaks newline-delimited JSON-RPC 2.0 on stdin/stdout. Hermes sends
-//! `initialize` once, then a `hook` request (`{"event", "payload"}`) per
-//! lifecycle point the plugin declared; the result is the plugin's answer in
+//! `initialize` once (its reply may list the plugin's tools), then a `hook`
+//! request (`{"event", "payload"}`) per lifecycle point the plugin declared
+//! and a `tools/call` request (`{"name", "arguments", "session_id", "cwd"}`)
+//! per call of one of its tools. A hook's result is the plugin's answer in
 //! the shell-hook wire shape, a bare string (a replacement for `transform_*`
 //! events, context for `pre_llm_call`), or `null`. A plugin that dies or
 //! stalls is restarted on its next call; meanwhile it contributes nothing.
@@ -17,6 +19,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
 use super::{HookEvent, HookHandler};
+use crate::{Tool, ToolContext, ToolError, ToolResult};
+use hermes_protocol::ToolSchema;
 
 /// The protocol a plugin is told it speaks.
 pub const PLUGIN_PROTOCOL: &str = "hermes-plugin/1";
@@ -32,6 +36,8 @@ pub struct PluginCommand {
     pub dir: PathBuf,
     /// The events it declared (`provides_hooks`).
     pub events: Vec<HookEvent>,
+    /// The tools it declared (`provides_tools`); their schemas come with `initialize`.
+    pub tools: Vec<String>,
     /// Seconds one call may take.
     pub timeout_secs: u64,
 }
@@ -43,11 +49,13 @@ struct Running {
     next_id: u64,
 }
 
-/// A plugin's hooks, answered by its process.
+/// A plugin's hooks and tools, answered by its process.
 #[derive(Debug)]
 pub struct PluginHook {
     command: PluginCommand,
     process: Mutex<Option<Running>>,
+    /// The tools its last `initialize` listed.
+    schemas: std::sync::Mutex<Vec<ToolSchema>>,
 }
 
 impl std::fmt::Debug for Running {
@@ -64,6 +72,67 @@ impl PluginHook {
         Self {
             command,
             process: Mutex::new(None),
+            schemas: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.command.name
+    }
+
+    /// Whether it declared tools.
+    pub fn declares_tools(&self) -> bool {
+        !self.command.tools.is_empty()
+    }
+
+    /// The schemas of the tools it declared, as its `initialize` reply lists
+    /// them (starting it if needed).
+    pub async fn tool_schemas(&self) -> Result<Vec<ToolSchema>, String> {
+        let mut slot = self.process.lock().await;
+        if slot.is_none() {
+            *slot = Some(self.start().await?);
+        }
+        drop(slot);
+        let listed = self
+            .schemas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let missing: Vec<&str> = self
+            .command
+            .tools
+            .iter()
+            .filter(|t| !listed.iter().any(|s| &s.name == *t))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "its initialize reply lists no schema for {}",
+                missing.join(", ")
+            ));
+        }
+        Ok(listed
+            .into_iter()
+            .filter(|s| self.command.tools.contains(&s.name))
+            .collect())
+    }
+
+    /// Runs its tool `name` (`tools/call`); the result as text for the model.
+    pub async fn call_tool(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolResult {
+        let params = json!({
+            "name": name,
+            "arguments": args,
+            "session_id": ctx.session_id,
+            "cwd": ctx.cwd.display().to_string(),
+        });
+        match self.ask("tools/call", params).await {
+            Ok(Value::String(text)) => Ok(text),
+            Ok(other) => Ok(other.to_string()),
+            Err(e) => Err(ToolError::model(format!(
+                "{name} (plugin {}) failed: {e}",
+                self.command.name
+            ))),
         }
     }
 
@@ -97,17 +166,32 @@ impl PluginHook {
             next_id: 0,
         };
         let events: Vec<&str> = self.command.events.iter().map(|e| e.as_str()).collect();
-        request(
-            &mut running,
-            "initialize",
-            json!({"protocol": PLUGIN_PROTOCOL, "hermes_version": env!("CARGO_PKG_VERSION"), "hooks": events}),
-        )
-        .await?;
+        let limit = Duration::from_secs(self.command.timeout_secs);
+        let init = json!({
+            "protocol": PLUGIN_PROTOCOL,
+            "hermes_version": env!("CARGO_PKG_VERSION"),
+            "hooks": events,
+            "tools": self.command.tools,
+        });
+        let reply = tokio::time::timeout(limit, request(&mut running, "initialize", init))
+            .await
+            .map_err(|_| format!("initialize timed out after {}s", self.command.timeout_secs))??;
+        *self
+            .schemas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = listed_tools(&reply);
         Ok(running)
     }
 
-    async fn ask(&self, event: HookEvent, payload: &Value) -> Result<Value, String> {
+    async fn ask(&self, method: &str, params: Value) -> Result<Value, String> {
         let mut slot = self.process.lock().await;
+        // A plugin that exited since its last answer is started afresh.
+        if slot
+            .as_mut()
+            .is_some_and(|r| r.child.try_wait().ok().flatten().is_some())
+        {
+            *slot = None;
+        }
         if slot.is_none() {
             *slot = Some(self.start().await?);
         }
@@ -115,8 +199,7 @@ impl PluginHook {
             return Err("not running".into());
         };
         let limit = Duration::from_secs(self.command.timeout_secs);
-        let params = json!({"event": event.as_str(), "payload": payload});
-        let answer = tokio::time::timeout(limit, request(running, "hook", params)).await;
+        let answer = tokio::time::timeout(limit, request(running, method, params)).await;
         match answer {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
@@ -143,13 +226,37 @@ impl HookHandler for PluginHook {
         payload: &'a Value,
     ) -> BoxFuture<'a, Result<Option<Value>, String>> {
         Box::pin(async move {
+            let params = json!({"event": event.as_str(), "payload": payload});
             let result = self
-                .ask(event, payload)
+                .ask("hook", params)
                 .await
                 .map_err(|e| format!("plugin {} failed on {event}: {e}", self.command.name))?;
             Ok(normalize(event, result))
         })
     }
+}
+
+/// The tools an `initialize` reply lists (`{"tools": [{name, description, parameters}]}`).
+fn listed_tools(reply: &Value) -> Vec<ToolSchema> {
+    let Some(list) = reply.get("tools").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|t| {
+            Some(ToolSchema {
+                name: t.get("name")?.as_str()?.to_owned(),
+                description: t
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                parameters: t
+                    .get("parameters")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+            })
+        })
+        .collect()
 }
 
 /// A plugin's result in the wire shape the hook bus reads.
@@ -208,5 +315,47 @@ async fn request(running: &mut Running, method: &str, params: Value) -> Result<V
             return Err(format!("it answered {method} with an error: {text}"));
         }
         return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
+    }
+}
+
+/// One of a plugin's tools, run by the plugin's process.
+#[derive(Debug)]
+pub struct PluginTool {
+    plugin: std::sync::Arc<PluginHook>,
+    schema: ToolSchema,
+    toolset: String,
+}
+
+impl PluginTool {
+    /// The tool `schema` of `plugin` (toolset `plugin-<name>`).
+    pub fn new(plugin: std::sync::Arc<PluginHook>, schema: ToolSchema) -> Self {
+        let toolset = format!("plugin-{}", plugin.name());
+        Self {
+            plugin,
+            schema,
+            toolset,
+        }
+    }
+}
+
+impl Tool for PluginTool {
+    fn name(&self) -> &str {
+        &self.schema.name
+    }
+
+    fn toolset(&self) -> &str {
+        &self.toolset
+    }
+
+    fn emoji(&self) -> &str {
+        "🧩"
+    }
+
+    fn schema(&self) -> ToolSchema {
+        self.schema.clone()
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(self.plugin.call_tool(&self.schema.name, args, ctx))
     }
 }

@@ -274,3 +274,44 @@ fn the_allowlist_records_and_revokes_approvals() {
     assert!(again.find("pre_llm_call", "sh guard.sh").is_none());
     assert_eq!(again.revoke("sh guard.sh"), 2);
 }
+
+/// A plugin that answers one hook and then exits: the next call restarts it.
+#[tokio::test]
+async fn a_plugin_that_dies_is_restarted_on_its_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    std::fs::write(
+        dir.path().join("run.py"),
+        format!(
+            r#"import json, sys
+open({starts:?}, "a").write("x")
+for line in sys.stdin:
+    msg = json.loads(line)
+    result = {{"context": "from plugin"}} if msg["method"] == "hook" else {{}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
+    if msg["method"] == "hook":
+        sys.exit(0)
+"#,
+            starts = starts.display().to_string()
+        ),
+    )
+    .unwrap();
+    let plugin = PluginHook::new(PluginCommand {
+        name: "once".into(),
+        argv: vec!["python3".into(), "run.py".into()],
+        dir: dir.path().to_path_buf(),
+        events: vec![HookEvent::PreLlmCall],
+        tools: Vec::new(),
+        timeout_secs: 10,
+    });
+    let hooks = Hooks::new(vec![Arc::new(plugin)]);
+    for _ in 0..2 {
+        let ctx = hooks.turn_context(site(), Map::new()).await;
+        assert_eq!(ctx.as_deref(), Some("from plugin"));
+        // Let it exit before the next call.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    // The second call found the process gone, so a fresh one answered.
+    let count = std::fs::read_to_string(&starts).unwrap().len();
+    assert!(count >= 2, "started {count} time(s)");
+}
