@@ -600,3 +600,57 @@ fn slash_commands_answer_in_the_session() {
     assert_eq!(reqs[0]["model"], "other-model");
     assert!(acp.close().success());
 }
+
+/// Approval hooks observe a permission put to the editor and its answer.
+#[test]
+fn approval_hooks_see_the_question_and_the_answer() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let log = sb.work_path("approvals.log");
+    let hook = sb.home.path().join("approvals.sh");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >> {}\necho >> {}\n",
+            log.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    sb.add_config(&format!(
+        "hooks_auto_accept: true\nhooks:\n  pre_approval_request:\n    - command: {0}\n  post_approval_response:\n    - command: {0}\n",
+        hook.display()
+    ));
+    let doomed = sb.work_path("build");
+    std::fs::create_dir(&doomed).unwrap();
+    let args = json!({"command": format!("rm -rf {}", doomed.display())}).to_string();
+    sb.mock.push(Reply::tool_call("call_1", "terminal", &args));
+    sb.mock.push(Reply::text("Not allowed."));
+    let mut acp = AcpClient::start(&sb, &[]);
+    let sid = acp.open(sb.work.path());
+    acp.request_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "clean"}]}),
+        &mut |_| select("deny"),
+        &mut |_, _| {},
+    );
+    assert!(acp.close().success());
+    let seen: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0]["hook_event_name"], "pre_approval_request");
+    assert!(
+        seen[0]["extra"]["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("rm -rf")
+    );
+    assert_eq!(seen[1]["hook_event_name"], "post_approval_response");
+    assert_eq!(seen[1]["extra"]["choice"], "deny");
+    assert_eq!(seen[1]["session_id"], sid.as_str());
+}

@@ -485,3 +485,53 @@ fn an_enabled_plugin_offers_its_tools_to_the_model() {
         sb.work.path()
     );
 }
+
+#[test]
+fn subagent_hooks_see_the_child_start_and_stop() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let log = sb.work_path("sub.log");
+    let logger = script(
+        sb.home.path(),
+        "sub.py",
+        &format!(
+            r#"#!/usr/bin/env python3
+import json, sys
+p = json.load(sys.stdin)
+with open({log:?}, "a") as f:
+    f.write(json.dumps(p) + "\n")
+"#,
+            log = log.display().to_string()
+        ),
+    );
+    sb.add_config(&format!(
+        "hooks_auto_accept: true\nhooks:\n  subagent_start:\n    - command: {0}\n  subagent_stop:\n    - command: {0}\n",
+        logger.display()
+    ));
+    sb.mock.push(Reply::tool_call(
+        "call_1",
+        "delegate_task",
+        r#"{"goal":"count the files"}"#,
+    ));
+    sb.mock.push(Reply::text("There are 3 files."));
+    sb.mock.push(Reply::text("The child says 3."));
+    let out = sb.chat("delegate it", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let parent = session_id_of(&out);
+    assert_eq!(seen[0]["hook_event_name"], "subagent_start");
+    assert_eq!(seen[0]["session_id"], parent.as_str());
+    assert_eq!(seen[0]["extra"]["child_goal"], "count the files");
+    assert_eq!(seen[1]["hook_event_name"], "subagent_stop");
+    assert_eq!(seen[1]["extra"]["child_status"], "completed");
+    assert_eq!(seen[1]["extra"]["child_summary"], "There are 3 files.");
+    assert_eq!(
+        seen[0]["extra"]["child_session_id"],
+        seen[1]["extra"]["child_session_id"]
+    );
+}

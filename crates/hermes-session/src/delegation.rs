@@ -118,7 +118,6 @@ impl SubagentFactory for Subagents {
             return Err("no model is configured for subagents".into());
         };
         let session_id = crate::session_id::new_session_id();
-        let spec_parent = spec.parent_session_id.clone();
         let options = AgentOptions {
             model: model.clone(),
             max_turns: spec.max_turns,
@@ -165,35 +164,6 @@ impl SubagentFactory for Subagents {
                 &self.provider_name,
                 &self.base_url,
             )));
-        }
-        if self
-            .hooks
-            .wants(hermes_tools::hooks::HookEvent::SubagentStart, None)
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            // Observers only: the child does not wait for them.
-            let hooks = self.hooks.clone();
-            let (child, cwd) = (session_id.clone(), spec.cwd.clone());
-            let parent = spec_parent.clone();
-            runtime.spawn(async move {
-                let site = hermes_tools::hooks::HookSite {
-                    session_id: &parent,
-                    cwd: &cwd,
-                    events: None,
-                };
-                let extra = hermes_tools::hooks::object([
-                    ("parent_session_id", serde_json::json!(parent)),
-                    ("child_session_id", serde_json::json!(child)),
-                ]);
-                hooks
-                    .fire(
-                        hermes_tools::hooks::HookEvent::SubagentStart,
-                        site,
-                        None,
-                        extra,
-                    )
-                    .await;
-            });
         }
         Ok(builder.build())
     }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use hermes_protocol::{Event, Message, Role, TurnEnd};
 use hermes_tools::ToolContext;
+use hermes_tools::hooks::{HookEvent, HookSite, object};
 use serde_json::{Value, json};
 
 use super::settings::DelegationSettings;
@@ -58,6 +59,16 @@ async fn run_one(
     let cancel = ctx.cancel.child_token();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let Child { goal, mut agent } = child;
+    let child_session = agent.options().session_id.clone();
+    subagent_hook(
+        ctx,
+        HookEvent::SubagentStart,
+        [
+            ("child_session_id", json!(child_session)),
+            ("child_goal", json!(goal)),
+        ],
+    )
+    .await;
     let limit = settings.child_timeout_seconds;
     let work = {
         let cancel = cancel.clone();
@@ -95,6 +106,20 @@ async fn run_one(
         });
     }
     let entry = result_entry(index, &outcome, &agent, started.elapsed(), settings);
+    subagent_hook(
+        ctx,
+        HookEvent::SubagentStop,
+        [
+            ("child_session_id", json!(child_session)),
+            ("child_summary", entry["summary"].clone()),
+            ("child_status", entry["status"].clone()),
+            (
+                "duration_ms",
+                json!(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            ),
+        ],
+    )
+    .await;
     if let Some(sink) = &ctx.events {
         let icon = if entry["status"] == "completed" {
             "✓"
@@ -114,6 +139,25 @@ async fn run_one(
         });
     }
     entry
+}
+
+/// `subagent_start` / `subagent_stop` observers, with the parent's session.
+async fn subagent_hook<const N: usize>(
+    ctx: &ToolContext,
+    event: HookEvent,
+    fields: [(&str, Value); N],
+) {
+    if !ctx.hooks.wants(event, None) {
+        return;
+    }
+    let mut extra = object(fields);
+    extra.insert("parent_session_id".into(), json!(ctx.session_id));
+    let site = HookSite {
+        session_id: &ctx.session_id,
+        cwd: &ctx.cwd,
+        events: ctx.events.as_ref(),
+    };
+    ctx.hooks.fire(event, site, None, extra).await;
 }
 
 /// Progress worth a line in the parent's front-end; the child's streamed text

@@ -199,6 +199,17 @@ impl ApprovalGate {
 
     /// [`check`](Self::check), also treating `home` (the resolved `$HOME`) like `~`.
     pub async fn check_with_home(&self, command: &str, home: Option<&Path>) -> Decision {
+        self.check_observed(command, home, None).await
+    }
+
+    /// [`check_with_home`](Self::check_with_home), telling `observers` (the
+    /// `pre_approval_request` / `post_approval_response` hooks) when a person is asked.
+    pub async fn check_observed(
+        &self,
+        command: &str,
+        home: Option<&Path>,
+        observers: Option<(&crate::hooks::Hooks, crate::hooks::HookSite<'_>)>,
+    ) -> Decision {
         let reason = match classify_with_home(command, home) {
             Verdict::Hardline { reason } => {
                 let message = format!(
@@ -256,9 +267,36 @@ impl ApprovalGate {
             command: command.to_owned(),
             reason: reason.clone(),
         };
-        let choice = tokio::time::timeout(self.timeout, approver.ask(&request))
-            .await
-            .unwrap_or(ApprovalChoice::Deny);
+        let observe = |event, extra: Option<&'static str>| {
+            let fields = crate::hooks::object([
+                ("command", serde_json::json!(command)),
+                ("description", serde_json::json!(reason)),
+                ("pattern_key", serde_json::json!(reason)),
+                ("surface", serde_json::json!("cli")),
+            ]);
+            async move {
+                if let Some((hooks, site)) = observers
+                    && hooks.wants(event, None)
+                {
+                    let mut fields = fields;
+                    if let Some(choice) = extra {
+                        fields.insert("choice".into(), serde_json::json!(choice));
+                    }
+                    hooks.fire(event, site, None, fields).await;
+                }
+            }
+        };
+        observe(crate::hooks::HookEvent::PreApprovalRequest, None).await;
+        let answer = tokio::time::timeout(self.timeout, approver.ask(&request)).await;
+        let label = match &answer {
+            Err(_) => "timeout",
+            Ok(ApprovalChoice::Once) => "once",
+            Ok(ApprovalChoice::Session) => "session",
+            Ok(ApprovalChoice::Always) => "always",
+            Ok(ApprovalChoice::Deny) => "deny",
+        };
+        observe(crate::hooks::HookEvent::PostApprovalResponse, Some(label)).await;
+        let choice = answer.unwrap_or(ApprovalChoice::Deny);
         match choice {
             ApprovalChoice::Deny => {
                 let message = format!(

@@ -102,7 +102,13 @@ impl Tool for TerminalTool {
             }
             // Every command passes the approval gate before it can touch the machine.
             let home = ctx.homes.home.as_deref();
-            let note = match ctx.approvals.check_with_home(command, home).await {
+            let site = crate::hooks::HookSite {
+                session_id: &ctx.session_id,
+                cwd: &ctx.cwd,
+                events: ctx.events.as_ref(),
+            };
+            let observers = (!ctx.hooks.is_empty()).then_some((ctx.hooks.as_ref(), site));
+            let note = match ctx.approvals.check_observed(command, home, observers).await {
                 Decision::Allow { note } => note,
                 Decision::Refuse { result, status } => {
                     ctx.status(status);

@@ -35,13 +35,13 @@ pub enum HookEvent {
     OnSessionReset,
     /// A subagent starts.
     SubagentStart,
-    /// A subagent finished.
+    /// A subagent finished (its summary and status).
     SubagentStop,
     /// A gateway message before it is dispatched (accepted, not fired).
     PreGatewayDispatch,
-    /// A dangerous command is about to be put to a person.
+    /// A dangerous command is about to be put to a person (observers).
     PreApprovalRequest,
-    /// A person answered an approval.
+    /// A person answered an approval, or it timed out (observers).
     PostApprovalResponse,
     /// Kanban lifecycle (accepted, not fired: no kanban board here).
     KanbanTaskClaimed,
