@@ -35,6 +35,15 @@ fn a_prompt_streams_thoughts_text_and_tool_calls_and_is_stored() {
         json!({"protocolVersion": 1, "clientCapabilities": {}}),
     );
     assert_eq!(init["agentCapabilities"]["loadSession"], true, "{init}");
+    assert_eq!(
+        init["agentCapabilities"]["mcpCapabilities"]["http"], true,
+        "{init}"
+    );
+    assert_eq!(
+        init["agentCapabilities"]["sessionCapabilities"]["fork"],
+        json!({}),
+        "{init}"
+    );
     assert_eq!(init["agentInfo"]["name"], "hermes-agent");
     let s = acp.request(
         "session/new",
