@@ -663,3 +663,52 @@ fn approval_hooks_see_the_question_and_the_answer() {
     assert_eq!(seen[1]["extra"]["choice"], "deny");
     assert_eq!(seen[1]["session_id"], sid.as_str());
 }
+
+/// `/compact` compresses the session; `pre_compress` and `post_compress` hooks observe it.
+#[test]
+fn compact_compresses_and_compression_hooks_observe_it() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let log = sb.work_path("compress.log");
+    let hook = sb.home.path().join("compress.sh");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ncat >> {0}\necho >> {0}\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    sb.add_config(&format!(
+        "compression:\n  protect_first_n: 1\nhooks_auto_accept: true\nhooks:\n  pre_compress:\n    - command: {0}\n  post_compress:\n    - command: {0}\n",
+        hook.display()
+    ));
+    let mut acp = AcpClient::start(&sb, &[]);
+    let sid = acp.open(sb.work.path());
+    for n in 1..=6 {
+        sb.mock.push(Reply::text(format!("answer {n}")));
+        acp.prompt(&sid, &format!("question {n}"));
+    }
+    sb.mock
+        .push(Reply::text("## Summary\nThree questions were answered."));
+    acp.prompt(&sid, "/compact");
+    let said = acp.updates_of("agent_message_chunk").last().unwrap()["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(said.starts_with("Context compressed:"), "{said}");
+    assert!(acp.close().success());
+    let seen: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0]["hook_event_name"], "pre_compress");
+    assert_eq!(seen[0]["extra"]["trigger"], "manual");
+    assert_eq!(seen[1]["hook_event_name"], "post_compress");
+    assert_eq!(seen[1]["extra"]["old_session_id"], sid.as_str());
+    assert!(
+        seen[1]["extra"]["message_count_after"].as_u64()
+            < seen[1]["extra"]["message_count_before"].as_u64()
+    );
+}

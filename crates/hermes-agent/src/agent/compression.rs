@@ -3,6 +3,8 @@
 //! to the main model, then to a local summary), swapping the conversation, re-injecting
 //! tool state (the todo list) and continuing the transcript in a child session.
 
+use hermes_tools::hooks::{HookEvent, HookSite, object};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 use hermes_llm::{ChatRequest, LlmError, complete};
@@ -97,6 +99,21 @@ impl Agent {
         };
         let before_tokens = approx_tokens(&self.messages);
         let before_len = self.messages.len();
+        let trigger_name = match trigger {
+            Trigger::Preflight => "threshold",
+            Trigger::Overflow => "overflow",
+            Trigger::Manual => "manual",
+        };
+        self.compression_hook(
+            HookEvent::PreCompress,
+            [
+                ("trigger", json!(trigger_name)),
+                ("message_count", json!(before_len)),
+                ("approx_tokens", json!(before_tokens)),
+            ],
+            events,
+        )
+        .await;
         let (prompt, budget) = self.compressor.summary_request(&plan, focus);
         let summary = match self.summarize(prompt, budget, events, cancel).await {
             Ok(text) => text,
@@ -135,8 +152,42 @@ impl Agent {
                     .to_owned(),
             });
         }
+        let old_session = self.options.session_id.clone();
         self.continue_in_child_session(events);
+        let new_session = self.options.session_id.clone();
+        self.compression_hook(
+            HookEvent::PostCompress,
+            [
+                ("trigger", json!(trigger_name)),
+                ("message_count_before", json!(before_len)),
+                ("message_count_after", json!(after_len)),
+                ("approx_tokens_before", json!(before_tokens)),
+                ("approx_tokens_after", json!(after_tokens)),
+                ("old_session_id", json!(old_session)),
+                ("new_session_id", json!(new_session)),
+            ],
+            events,
+        )
+        .await;
         Ok(true)
+    }
+
+    /// `pre_compress` / `post_compress` observers.
+    async fn compression_hook<const N: usize>(
+        &self,
+        event: HookEvent,
+        fields: [(&str, serde_json::Value); N],
+        events: &EventSink,
+    ) {
+        if !self.hooks.wants(event, None) {
+            return;
+        }
+        let site = HookSite {
+            session_id: &self.options.session_id,
+            cwd: &self.options.cwd,
+            events: Some(events),
+        };
+        self.hooks.fire(event, site, None, object(fields)).await;
     }
 
     /// Appends what tools want carried across a compaction (the todo list) as a user

@@ -43,6 +43,10 @@ pub enum HookEvent {
     PreApprovalRequest,
     /// A person answered an approval, or it timed out (observers).
     PostApprovalResponse,
+    /// Before the conversation is compressed (ours: the reference has no such hook).
+    PreCompress,
+    /// After the conversation was compressed (ours).
+    PostCompress,
     /// Kanban lifecycle (accepted, not fired: no kanban board here).
     KanbanTaskClaimed,
     /// Kanban lifecycle (accepted, not fired).
@@ -53,7 +57,7 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in name order.
-    pub const ALL: [HookEvent; 23] = [
+    pub const ALL: [HookEvent; 25] = [
         HookEvent::ApiRequestError,
         HookEvent::KanbanTaskBlocked,
         HookEvent::KanbanTaskClaimed,
@@ -65,9 +69,11 @@ impl HookEvent {
         HookEvent::PostApiRequest,
         HookEvent::PostApprovalResponse,
         HookEvent::PostLlmCall,
+        HookEvent::PostCompress,
         HookEvent::PostToolCall,
         HookEvent::PreApiRequest,
         HookEvent::PreApprovalRequest,
+        HookEvent::PreCompress,
         HookEvent::PreGatewayDispatch,
         HookEvent::PreLlmCall,
         HookEvent::PreToolCall,
@@ -102,6 +108,8 @@ impl HookEvent {
             HookEvent::PreGatewayDispatch => "pre_gateway_dispatch",
             HookEvent::PreApprovalRequest => "pre_approval_request",
             HookEvent::PostApprovalResponse => "post_approval_response",
+            HookEvent::PreCompress => "pre_compress",
+            HookEvent::PostCompress => "post_compress",
             HookEvent::KanbanTaskClaimed => "kanban_task_claimed",
             HookEvent::KanbanTaskCompleted => "kanban_task_completed",
             HookEvent::KanbanTaskBlocked => "kanban_task_blocked",
