@@ -53,7 +53,7 @@ pub fn write_trajectories(
 ) -> Result<usize, BatchError> {
     let lines: Vec<&str> = best
         .values()
-        .filter(|r| r.kind != Kind::Error)
+        .filter(|r| matches!(r.kind, Kind::Completed | Kind::Incomplete))
         .map(|r| r.line.as_str())
         .collect();
     write_lines(dir, TRAJECTORIES, lines.iter().copied())?;

@@ -30,6 +30,8 @@ pub enum Kind {
     Completed,
     /// A trajectory that did not complete.
     Incomplete,
+    /// A sample discarded for having no reasoning (done: not run again).
+    Discarded,
     /// A prompt whose run failed (no trajectory); retried by the next run.
     Error,
 }
@@ -68,6 +70,11 @@ pub fn parse_line(line: &str) -> Option<Scanned> {
             Kind::Incomplete
         };
         (kind, prompt)
+    } else if value["discarded"].is_string() {
+        (
+            Kind::Discarded,
+            value["prompt"].as_str().unwrap_or("").to_owned(),
+        )
     } else if value["failed"] == true {
         (
             Kind::Error,
@@ -159,6 +166,15 @@ impl Scan {
         self.records
             .iter()
             .filter(|r| r.kind != Kind::Error)
+            .map(|r| r.index)
+            .collect()
+    }
+
+    /// Indices of samples discarded for having no reasoning.
+    pub fn discarded(&self) -> BTreeSet<usize> {
+        self.records
+            .iter()
+            .filter(|r| r.kind == Kind::Discarded)
             .map(|r| r.index)
             .collect()
     }
@@ -281,7 +297,7 @@ pub struct BatchStat {
     pub processed: u64,
     /// Prompts skipped (always 0 here: skipped prompts are simply not run).
     pub skipped: u64,
-    /// Samples discarded for having no reasoning (always 0: none are).
+    /// Samples discarded for having no reasoning.
     pub discarded_no_reasoning: u64,
 }
 
@@ -337,12 +353,22 @@ impl Checkpoint {
     }
 
     /// Sets the completed prompts (and their per-batch counts) to `done`.
-    pub fn set_done(&mut self, done: &BTreeSet<usize>, batch_size: usize) {
+    pub fn set_done(
+        &mut self,
+        done: &BTreeSet<usize>,
+        discarded: &BTreeSet<usize>,
+        batch_size: usize,
+    ) {
         self.completed_prompts = done.iter().copied().collect();
         self.batch_stats.clear();
         for i in done {
             let batch = (i / batch_size.max(1)) as u64;
-            self.batch_stats.entry(batch).or_default().processed += 1;
+            let stat = self.batch_stats.entry(batch).or_default();
+            if discarded.contains(i) {
+                stat.discarded_no_reasoning += 1;
+            } else {
+                stat.processed += 1;
+            }
         }
     }
 

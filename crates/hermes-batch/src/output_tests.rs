@@ -77,7 +77,7 @@ fn the_checkpoint_round_trips_in_the_reference_shape() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(CHECKPOINT);
     let mut cp = Checkpoint::new("run");
-    cp.set_done(&BTreeSet::from([0, 1, 12]), 10);
+    cp.set_done(&BTreeSet::from([0, 1, 12]), &BTreeSet::from([12]), 10);
     cp.usage.input = 5;
     cp.save(&path, "2026-01-01T00:00:00".into()).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();

@@ -43,6 +43,8 @@ pub struct Statistics {
     pub failed: usize,
     /// Of `failed`, prompts whose run errored (retried by the next run).
     pub errors: usize,
+    /// Samples discarded for having no reasoning in any turn (not run again).
+    pub discarded_no_reasoning: usize,
     /// Prompts not run yet.
     pub pending: usize,
     /// `completed / total`, in percent (2 places).
@@ -104,6 +106,7 @@ impl Statistics {
         for r in best.values() {
             match r.kind {
                 Kind::Completed | Kind::Incomplete => totals.add_trajectory(&r.value),
+                Kind::Discarded => totals.discarded += 1,
                 Kind::Error => totals.errors += 1,
             }
         }
@@ -135,7 +138,8 @@ impl Statistics {
             completed,
             failed,
             errors: totals.errors,
-            pending: total.saturating_sub(completed + failed),
+            discarded_no_reasoning: totals.discarded,
+            pending: total.saturating_sub(completed + failed + totals.discarded),
             completion_rate: if total == 0 {
                 0.0
             } else {

@@ -22,7 +22,7 @@ use crate::output::{
 use crate::report::{RunFacts, Statistics};
 use crate::shard::{self, Shard};
 use crate::stats;
-use crate::trajectory::{self, ErrorRecord, Metadata, TrajectoryRecord};
+use crate::trajectory::{self, DiscardRecord, ErrorRecord, Metadata, TrajectoryRecord};
 
 /// What `hermes batch` was asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +47,8 @@ pub struct BatchConfig {
     pub shard: Option<Shard>,
     /// Seeds the toolset draws.
     pub seed: u64,
+    /// Keep samples without reasoning (the reference discards them).
+    pub keep_no_reasoning: bool,
     /// The model asked for, for the statistics when no prompt ran.
     pub model: Option<String>,
 }
@@ -134,6 +136,8 @@ pub enum Outcome {
     Completed,
     /// A trajectory that did not complete (budget used up, interrupted).
     Incomplete,
+    /// A sample without reasoning, discarded as the reference does.
+    Discarded,
     /// No trajectory: the error (retried by the next run).
     Error(String),
 }
@@ -211,7 +215,8 @@ pub async fn run(
     let (mut checkpoint, warning) = Checkpoint::load(&checkpoint_path, &config.run_name);
     progress_opt(progress, warning);
     let mut done = scan.done();
-    checkpoint.set_done(&done, config.batch_size);
+    let mut discarded = scan.discarded();
+    checkpoint.set_done(&done, &discarded, config.batch_size);
     let scope: Vec<&Entry> = entries
         .iter()
         .filter(|e| config.shard.is_none_or(|s| s.contains(e.index)))
@@ -261,18 +266,29 @@ pub async fn run(
                     (&finished.model, &finished.provider, &finished.base_url),
                 );
                 model_seen = Some(finished.model.clone());
-                let record = record_for(&job, &finished, config.batch_size, clock);
-                let target = if record.completed {
-                    Target::Samples
-                } else {
-                    Target::Failed
-                };
-                out.append(target, &line(&record)?)?;
                 done.insert(job.index);
-                if record.completed {
-                    Outcome::Completed
+                if !config.keep_no_reasoning && !trajectory::has_reasoning(&finished.messages) {
+                    let record = DiscardRecord {
+                        prompt_index: job.index,
+                        prompt: job.prompt.clone(),
+                        discarded: trajectory::NO_REASONING.to_owned(),
+                    };
+                    out.append(Target::Failed, &line(&record)?)?;
+                    discarded.insert(job.index);
+                    Outcome::Discarded
                 } else {
-                    Outcome::Incomplete
+                    let record = record_for(&job, &finished, config.batch_size, clock);
+                    let target = if record.completed {
+                        Target::Samples
+                    } else {
+                        Target::Failed
+                    };
+                    out.append(target, &line(&record)?)?;
+                    if record.completed {
+                        Outcome::Completed
+                    } else {
+                        Outcome::Incomplete
+                    }
                 }
             }
             Err(PromptError::Failed(error)) => {
@@ -289,7 +305,7 @@ pub async fn run(
             Err(PromptError::Fatal(error)) => return Err(BatchError::Fatal(error)),
         };
         ran += 1;
-        checkpoint.set_done(&done, config.batch_size);
+        checkpoint.set_done(&done, &discarded, config.batch_size);
         if let Err(e) = checkpoint.save(&checkpoint_path, clock.now()) {
             progress(Progress::Warning(format!(
                 "could not save the checkpoint: {e}"

@@ -6,7 +6,7 @@ use hermes_protocol::ToolCall;
 
 /// Answers each prompt with a tool call, its result and a final answer;
 /// prompts containing "fail" error, "budget" run out of budget, "fatal" stop
-/// the run.
+/// the run, "blank" answer without reasoning.
 #[derive(Default)]
 struct Fake {
     seen: Mutex<Vec<usize>>,
@@ -26,7 +26,9 @@ impl Executor for Fake {
             let mut call = Message::assistant("");
             call.tool_calls = vec![ToolCall::new("c1", "terminal", r#"{"command": "echo hi"}"#)];
             let mut answer = Message::assistant("done");
-            answer.reasoning = Some("thinking".into());
+            if !job.prompt.contains("blank") {
+                answer.reasoning = Some("thinking".into());
+            }
             Ok(Finished {
                 messages: vec![
                     Message::user(job.prompt.clone()),
@@ -75,6 +77,7 @@ fn setup(prompts: &[&str]) -> (tempfile::TempDir, BatchConfig) {
         shard: None,
         seed: 7,
         model: None,
+        keep_no_reasoning: false,
     };
     (dir, config)
 }
@@ -280,4 +283,46 @@ fn a_directory_in_use_is_refused() {
     let _held = DirLock::acquire(&run_dir).unwrap();
     let err = run_now(&config, &Fake::default()).0.unwrap_err();
     assert!(err.to_string().contains("another `hermes batch`"), "{err}");
+}
+
+#[test]
+fn samples_without_reasoning_are_discarded_once_unless_kept() {
+    let (_dir, mut config) = setup(&["think 0", "blank 1", "think 2"]);
+    let fake = Fake::default();
+    let (result, seen) = run_now(&config, &fake);
+    let outcome = result.unwrap();
+    assert!(seen.iter().any(|p| matches!(
+        p,
+        Progress::Finished {
+            index: 1,
+            outcome: Outcome::Discarded,
+            ..
+        }
+    )));
+    let dir = &outcome.run_dir;
+    let samples = records(&dir.join(SAMPLES));
+    let mut indices: Vec<usize> = samples.iter().map(|r| r.index).collect();
+    indices.sort_unstable();
+    assert_eq!(indices, [0, 2], "finished in any order");
+    let failed = records(&dir.join(FAILED));
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].kind, Kind::Discarded);
+    assert_eq!(outcome.statistics.discarded_no_reasoning, 1);
+    assert_eq!(outcome.statistics.pending, 0);
+    let cp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(CHECKPOINT)).unwrap()).unwrap();
+    assert_eq!(cp["batch_stats"]["0"]["discarded_no_reasoning"], 1);
+    assert_eq!(cp["completed_prompts"], serde_json::json!([0, 1, 2]));
+    let trajectories = std::fs::read_to_string(dir.join(TRAJECTORIES)).unwrap();
+    assert_eq!(trajectories.lines().count(), 2);
+    // Discarded means done: the next run does not ask again.
+    let again = Fake::default();
+    let _ = run_now(&config, &again);
+    assert!(again.seen.lock().unwrap().is_empty());
+    // With --keep-no-reasoning (in a fresh directory) it is kept.
+    config.run_name = "kept".into();
+    config.keep_no_reasoning = true;
+    let (result, _) = run_now(&config, &Fake::default());
+    let kept = records(&result.unwrap().run_dir.join(SAMPLES));
+    assert_eq!(kept.len(), 3);
 }

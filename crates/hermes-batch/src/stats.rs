@@ -270,6 +270,8 @@ pub struct RecordTotals {
     pub incomplete: usize,
     /// Prompts with only an error record.
     pub errors: usize,
+    /// Samples discarded for having no reasoning.
+    pub discarded: usize,
     /// Model calls of the trajectories.
     pub api_calls: u64,
     /// Per tool, summed over the trajectories (used tools only).

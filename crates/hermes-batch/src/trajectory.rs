@@ -242,6 +242,33 @@ pub struct ErrorRecord {
     pub failed: bool,
 }
 
+/// A sample left out for having no reasoning in any turn, as the reference
+/// discards them (kept in `failed_trajectories.jsonl` so the prompt is not run again).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiscardRecord {
+    /// The prompt's index in the dataset.
+    pub prompt_index: usize,
+    /// The prompt.
+    pub prompt: String,
+    /// Why it was discarded.
+    pub discarded: String,
+}
+
+/// Why a sample is discarded.
+pub const NO_REASONING: &str = "no reasoning in any turn";
+
+/// Whether any assistant turn carried reasoning (a reasoning field, or the
+/// reference's `<REASONING_SCRATCHPAD>` in its text).
+pub fn has_reasoning(messages: &[hermes_protocol::Message]) -> bool {
+    messages
+        .iter()
+        .filter(|m| m.role == hermes_protocol::Role::Assistant)
+        .any(|m| {
+            m.reasoning.as_deref().is_some_and(|r| !r.trim().is_empty())
+                || m.text().contains("<REASONING_SCRATCHPAD>")
+        })
+}
+
 /// A record as one JSONL line (Python separators, no newline).
 pub fn to_line<T: Serialize>(record: &T) -> Result<String, serde_json::Error> {
     json::to_python_string(record)

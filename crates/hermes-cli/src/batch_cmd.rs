@@ -121,6 +121,10 @@ pub struct BatchArgs {
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
 
+    /// Keep samples in which no turn has reasoning (the reference discards them).
+    #[arg(long = "keep-no-reasoning", alias = "keep_no_reasoning")]
+    keep_no_reasoning: bool,
+
     /// List the toolset distributions and exit.
     #[arg(long = "list-distributions", alias = "list_distributions")]
     list_distributions: bool,
@@ -209,6 +213,7 @@ fn config(args: &BatchArgs, top: &RunArgs) -> Result<BatchConfig> {
         shard,
         seed: args.seed.unwrap_or_else(clock_seed),
         model: args.model.clone().or_else(|| top.model.clone()),
+        keep_no_reasoning: args.keep_no_reasoning,
     })
 }
 
@@ -252,6 +257,9 @@ fn show(p: &Progress, workers: usize) {
                     "⚠️  [{done}/{of}] prompt {index} did not complete (saved to failed_trajectories.jsonl)"
                 )
             }
+            Outcome::Discarded => format!(
+                "🚫 [{done}/{of}] prompt {index} discarded (no reasoning in any turn; --keep-no-reasoning keeps such samples)"
+            ),
             Outcome::Error(e) => {
                 format!("❌ [{done}/{of}] prompt {index} failed: {e} (retried on the next run)")
             }
@@ -274,6 +282,13 @@ fn summary(config: &BatchConfig, outcome: &RunOutcome) -> Result<()> {
         "   Prompts: {} · completed {} · failed {} ({} errors) · pending {} · completion {:.2}%",
         s.total, s.completed, s.failed, s.errors, s.pending, s.completion_rate
     )?;
+    if s.discarded_no_reasoning > 0 {
+        writeln!(
+            out,
+            "   🚫 {} sample(s) discarded: no reasoning in any turn (--keep-no-reasoning keeps them)",
+            s.discarded_no_reasoning
+        )?;
+    }
     writeln!(
         out,
         "   This run: {} prompts in {:.1}s",

@@ -522,3 +522,40 @@ fn bad_input_is_refused_with_advice() {
         stdout(&list)
     );
 }
+
+#[test]
+fn samples_without_reasoning_are_discarded_as_the_reference_does_unless_kept() {
+    let sb = Sandbox::start();
+    let data = dataset(&sb, 3);
+    sb.mock
+        .respond_with(|_| Some(Reply::text("A plain answer, no thinking.")));
+    let out = batch(&sb, &[&data, "--run-name", "plain"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("discarded (no reasoning in any turn"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("3 sample(s) discarded"),
+        "{}",
+        stdout(&out)
+    );
+    let run = sb.work_path("data/plain");
+    assert!(lines(&run.join("trajectory_samples.jsonl")).is_empty());
+    assert_eq!(statistics(&run)["discarded_no_reasoning"], 3);
+    let asked = sb.mock.chat_requests().len();
+    let again = batch(&sb, &[&data, "--run-name", "plain"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(
+        sb.mock.chat_requests().len(),
+        asked,
+        "discarded prompts are done"
+    );
+    let kept = batch(&sb, &[&data, "--run-name", "kept", "--keep-no-reasoning"]);
+    assert!(kept.status.success(), "{}", stderr(&kept));
+    assert_eq!(
+        lines(&sb.work_path("data/kept/trajectory_samples.jsonl")).len(),
+        3
+    );
+}
