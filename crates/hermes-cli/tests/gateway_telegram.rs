@@ -518,3 +518,45 @@ fn the_gateway_tick_delivers_to_a_named_chat_and_records_failures() {
         .to_owned();
     assert!(failed.contains("discord"), "{jobs}");
 }
+
+#[test]
+fn a_pre_gateway_dispatch_hook_drops_and_rewrites_messages() {
+    let Some(tg) = Emulator::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    let hook = sb.home.path().join("dispatch.py");
+    std::fs::write(
+        &hook,
+        r#"#!/usr/bin/env python3
+import json, sys
+p = json.load(sys.stdin)
+text = p["extra"]["text"]
+if "spam" in text:
+    print(json.dumps({"action": "skip", "reason": "spam"}))
+elif "secret" in text:
+    print(json.dumps({"action": "rewrite", "text": text.replace("secret", "[redacted]")}))
+"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    configure(
+        &sb,
+        &tg,
+        &format!(
+            "hooks_auto_accept: true\nhooks:\n  pre_gateway_dispatch:\n    - command: {}\n",
+            hook.display()
+        ),
+    );
+    sb.mock.push(Reply::text("Noted."));
+    let _gw = ChatGateway::start(&sb, &[("TELEGRAM_ALLOWED_USERS", &ANN.to_string())]);
+    tg.user_says(ANN, "buy spam now");
+    tg.user_says(ANN, "my secret is 42");
+    tg.wait_for(ANN, "the answer", |t| t.contains("Noted."));
+    let reqs = sb.requests();
+    assert_eq!(reqs.len(), 1, "the spam never reached the model");
+    let users = messages_with_role(&reqs[0], "user");
+    let sent = users.last().unwrap()["content"].to_string();
+    assert!(sent.contains("my [redacted] is 42"), "{sent}");
+    assert!(!sent.contains("secret"), "{sent}");
+}

@@ -189,7 +189,11 @@ impl ChatWorker {
         }
     }
 
-    async fn incoming(&mut self, input: ChatInput) {
+    async fn incoming(&mut self, mut input: ChatInput) {
+        if input.message.button_press.is_none() && !self.dispatch_hooks(&mut input).await {
+            self.done(&input.message.key);
+            return;
+        }
         let message = &input.message;
         if let Some(press) = &message.button_press {
             let press = press.clone();
@@ -233,6 +237,62 @@ impl ChatWorker {
         } else {
             self.start_turn(input).await;
         }
+    }
+
+    /// `pre_gateway_dispatch` hooks: `{"action":"skip"}` drops the message
+    /// (`false`), `{"action":"rewrite","text":…}` replaces its text.
+    async fn dispatch_hooks(&self, input: &mut ChatInput) -> bool {
+        use hermes_tools::hooks::{HookEvent, HookSite, object};
+        let hooks = self.hub.manager.services().hooks();
+        if !hooks.wants(HookEvent::PreGatewayDispatch, None) {
+            return true;
+        }
+        let m = &input.message;
+        let extra = object([
+            ("platform", serde_json::json!(self.adapter.name())),
+            ("chat_id", serde_json::json!(m.chat.id)),
+            ("thread_id", serde_json::json!(m.chat.thread_id)),
+            ("user_id", serde_json::json!(m.sender.id)),
+            ("user_name", serde_json::json!(m.sender.name)),
+            ("text", serde_json::json!(m.text)),
+        ]);
+        let cwd = self
+            .hub
+            .manager
+            .services()
+            .setup()
+            .home
+            .root()
+            .to_path_buf();
+        let site = HookSite {
+            session_id: "",
+            cwd: &cwd,
+            events: None,
+        };
+        let answers = hooks
+            .fire(HookEvent::PreGatewayDispatch, site, None, extra)
+            .await;
+        for answer in answers {
+            match answer.get("action").and_then(serde_json::Value::as_str) {
+                Some("skip") => {
+                    self.hub.log(&format!(
+                        "{}: a pre_gateway_dispatch hook dropped a message from {}",
+                        self.adapter.name(),
+                        input.message.sender.id
+                    ));
+                    return false;
+                }
+                Some("rewrite") => {
+                    if let Some(text) = answer.get("text").and_then(serde_json::Value::as_str) {
+                        input.message.text = text.to_owned();
+                    }
+                    return true;
+                }
+                Some("allow") => return true,
+                _ => {}
+            }
+        }
+        true
     }
 
     async fn busy(&mut self, input: ChatInput) {

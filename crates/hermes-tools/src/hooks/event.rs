@@ -37,7 +37,7 @@ pub enum HookEvent {
     SubagentStart,
     /// A subagent finished (its summary and status).
     SubagentStop,
-    /// A gateway message before it is dispatched (accepted, not fired).
+    /// A chat message before the gateway hands it to a session; may drop or rewrite it.
     PreGatewayDispatch,
     /// A dangerous command is about to be put to a person (observers).
     PreApprovalRequest,

@@ -230,6 +230,18 @@ pub fn parse_shell_response(event: HookEvent, stdout: &str) -> Option<Value> {
             .get("result")
             .and_then(Value::as_str)
             .map(|r| json!({"result": r})),
+        HookEvent::PreGatewayDispatch => {
+            let action = str_of("action")?.to_lowercase();
+            match action.as_str() {
+                "skip" => Some(json!({"action": "skip", "reason": str_of("reason")})),
+                "rewrite" => obj
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .map(|t| json!({"action": "rewrite", "text": t})),
+                "allow" => Some(json!({"action": "allow"})),
+                _ => None,
+            }
+        }
         _ => str_of("context").map(|c| json!({"context": c})),
     }
 }
