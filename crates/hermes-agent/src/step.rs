@@ -157,6 +157,15 @@ impl TurnMachine {
         Step::GiveUp
     }
 
+    /// After a finished answer that a `pre_verify` hook sent back for more
+    /// work: another call, within the budget.
+    pub fn keep_going(&mut self) -> Step {
+        self.after_tools = false;
+        self.nudged = false;
+        self.reset_empty();
+        self.call(Before::Nothing)
+    }
+
     /// Decides after a tool round; `halted` when a guardrail stopped the turn.
     pub fn after_tools(&mut self, halted: bool) -> Step {
         if halted {

@@ -271,3 +271,17 @@ fn a_resumed_turn_starts_with_its_tools_and_counts_the_call() {
         "the reply's call used the budget of one"
     );
 }
+
+#[test]
+fn keep_going_after_a_finish_makes_another_call_within_the_budget() {
+    let mut m = TurnMachine::new(2);
+    assert_eq!(m.start(), call(CallKind::Normal, Before::Nothing));
+    assert_eq!(m.after_reply(TEXT, false), Step::Finish(TurnEnd::Completed));
+    assert_eq!(m.keep_going(), call(CallKind::Normal, Before::Nothing));
+    assert_eq!(m.after_reply(TEXT, false), Step::Finish(TurnEnd::Completed));
+    assert_eq!(
+        m.keep_going(),
+        call(CallKind::Grace, Before::Nothing),
+        "the budget of two is spent"
+    );
+}

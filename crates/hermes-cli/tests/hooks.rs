@@ -535,3 +535,44 @@ with open({log:?}, "a") as f:
         seen[1]["extra"]["child_session_id"]
     );
 }
+
+#[test]
+fn a_pre_verify_hook_sends_a_finished_edit_back_for_checking() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let hook = script(
+        sb.home.path(),
+        "verify.py",
+        r#"#!/usr/bin/env python3
+import json, sys
+p = json.load(sys.stdin)
+if p["extra"]["attempt"] == 0:
+    paths = ", ".join(p["extra"]["changed_paths"])
+    print(json.dumps({"decision": "block", "reason": "Run the tests for " + paths + " before you finish."}))
+"#,
+    );
+    sb.add_config(&format!(
+        "hooks_auto_accept: true\nhooks:\n  pre_verify:\n    - command: {}\n",
+        hook.display()
+    ));
+    let write = json!({"path": "app.py", "content": "print('hi')\n"}).to_string();
+    sb.mock
+        .push(Reply::tool_call("call_1", "write_file", &write));
+    sb.mock.push(Reply::text("Wrote app.py."));
+    sb.mock.push(Reply::text("Tests pass; app.py is done."));
+    let out = sb.chat("write app.py", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Tests pass; app.py is done.\n");
+    let reqs = sb.requests();
+    assert_eq!(reqs.len(), 3);
+    let users = messages_with_role(&reqs[2], "user");
+    assert_eq!(
+        users.last().unwrap()["content"],
+        "Run the tests for app.py before you finish."
+    );
+    // Without a file change the hook is not asked.
+    sb.mock.push(Reply::text("Just chatting."));
+    let out = sb.chat("hello", &[]);
+    assert_eq!(stdout(&out), "Just chatting.\n");
+    assert_eq!(sb.requests().len(), 4);
+}

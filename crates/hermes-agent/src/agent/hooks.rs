@@ -185,6 +185,80 @@ fn history(messages: &[Message]) -> Value {
 }
 
 impl Agent {
+    /// `pre_verify`: when this turn changed files and the model is about to
+    /// finish, a hook may answer `{"action":"continue","message":…}` to keep
+    /// it working; the message, if any.
+    pub(super) async fn verify_hook(
+        &self,
+        reply: &Message,
+        turn_start: usize,
+        attempt: u32,
+        events: &EventSink,
+    ) -> Option<String> {
+        if !self.hooks.wants(HookEvent::PreVerify, None) {
+            return None;
+        }
+        let changed = changed_paths(&self.messages[turn_start.min(self.messages.len())..]);
+        if changed.is_empty() {
+            return None;
+        }
+        let mut extra = self.hook_basics();
+        extra.insert("coding".into(), json!(true));
+        extra.insert("attempt".into(), json!(attempt));
+        extra.insert("final_response".into(), json!(reply.text()));
+        extra.insert("changed_paths".into(), json!(changed));
+        let answers = self
+            .hooks
+            .fire(HookEvent::PreVerify, self.hook_site(events), None, extra)
+            .await;
+        answers.iter().find_map(|a| {
+            let action = a.get("action").or_else(|| a.get("decision"))?.as_str()?;
+            let message = a
+                .get("message")
+                .or_else(|| a.get("reason"))?
+                .as_str()?
+                .trim();
+            (matches!(action, "continue" | "block") && !message.is_empty())
+                .then(|| message.to_owned())
+        })
+    }
+}
+
+/// Files that `write_file` and `patch` calls among `messages` changed (calls
+/// whose result is not an error), in order, without repeats.
+fn changed_paths(messages: &[Message]) -> Vec<String> {
+    let failed: std::collections::HashSet<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter(|m| {
+            serde_json::from_str::<Value>(m.text())
+                .ok()
+                .and_then(|v| v.get("error").cloned())
+                .is_some_and(|e| !e.is_null())
+        })
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let mut paths = Vec::new();
+    for call in messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .flat_map(|m| &m.tool_calls)
+        .filter(|c| matches!(c.function.name.as_str(), "write_file" | "patch"))
+        .filter(|c| !failed.contains(c.id.as_str()))
+    {
+        let path = serde_json::from_str::<Value>(&call.function.arguments)
+            .ok()
+            .and_then(|a| a.get("path").and_then(Value::as_str).map(str::to_owned));
+        if let Some(path) = path
+            && !paths.contains(&path)
+        {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+impl Agent {
     /// `on_session_finalize` (the session ends: shutdown, `/new`) or
     /// `on_session_reset` (a fresh one began), with `reason`.
     pub async fn session_boundary_hooks(&self, event: HookEvent, reason: &str) {

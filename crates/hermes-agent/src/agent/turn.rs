@@ -17,6 +17,10 @@ use crate::repair::repair_arguments;
 use crate::steer::steer_marker;
 use crate::step::{Before, EMPTY_RETRIES, PREFILL_CONTINUATIONS, ReplyShape, Step, TurnMachine};
 
+/// Most times `pre_verify` hooks may send a finished answer back for more work
+/// in one turn (the reference's `agent.max_verify_nudges` default).
+const MAX_VERIFY_NUDGES: u32 = 3;
+
 /// Stands in for an empty reply in the scaffolding, as the reference writes it.
 const EMPTY_PLACEHOLDER: &str = "(empty)";
 
@@ -132,6 +136,7 @@ impl Agent {
             None => (machine.start(), Message::assistant(String::new())),
         };
         let mut halt = None;
+        let mut verify_nudges = 0u32;
         loop {
             match step {
                 Step::CallModel { kind, before } => {
@@ -164,6 +169,23 @@ impl Agent {
                     step = machine.after_tools(halt.is_some());
                 }
                 Step::Finish(reason) => {
+                    if reason == TurnEnd::Completed
+                        && verify_nudges < MAX_VERIFY_NUDGES
+                        && let Some(follow_up) = self
+                            .verify_hook(&reply, turn_start, verify_nudges, events)
+                            .await
+                    {
+                        // The answer stands in the transcript; the hook's
+                        // follow-up comes as the user's next word.
+                        verify_nudges += 1;
+                        reply.tool_calls.clear();
+                        let answer =
+                            std::mem::replace(&mut reply, Message::assistant(String::new()));
+                        self.push(answer, events);
+                        self.push(Message::user(follow_up), events);
+                        step = machine.keep_going();
+                        continue;
+                    }
                     reply.tool_calls.clear();
                     let text = reply.content.clone().unwrap_or_default();
                     reply.content = Some(text.clone());

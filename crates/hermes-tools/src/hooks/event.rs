@@ -17,7 +17,7 @@ pub enum HookEvent {
     PostLlmCall,
     /// Before `post_llm_call`; may replace the final answer.
     TransformLlmOutput,
-    /// Before the model may finish a turn that edited files (accepted, not fired).
+    /// Before the model may finish a turn that edited files; may send it back to work.
     PreVerify,
     /// Before each provider call (observers).
     PreApiRequest,
