@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use hermes_protocol::{Event, ToolOutcome};
-use hermes_tools::hooks::{HookSite, PreToolDecision, ToolCallReport};
+use hermes_tools::hooks::{PreToolDecision, ToolCallReport};
 use hermes_tools::{Registry, ToolContext, ToolError, error_json, truncate};
 
 use crate::EventSink;
@@ -86,11 +86,7 @@ async fn run_one(
         arguments: call.args_text.clone(),
     });
     let mut fatal = None;
-    let site = HookSite {
-        session_id: &ctx.session_id,
-        cwd: &ctx.cwd,
-        events: ctx.events.as_ref(),
-    };
+    let site = ctx.hook_site();
     let decision = if ctx.hooks.is_empty() {
         PreToolDecision::Run
     } else {

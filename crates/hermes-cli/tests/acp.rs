@@ -157,12 +157,7 @@ fn a_dangerous_command_asks_the_client_and_obeys_the_answer() {
     sb.mock.push(Reply::text("I was not allowed."));
     let mut acp = AcpClient::start(&sb, &[]);
     let sid = acp.open(sb.work.path());
-    let done = acp.request_with(
-        "session/prompt",
-        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "clean the build"}]}),
-        &mut |_| select("deny"),
-        &mut |_, _| {},
-    );
+    let done = acp.prompt_answering(&sid, "clean the build", "deny");
     assert_eq!(done["stopReason"], "end_turn");
     assert!(doomed.exists(), "denied: nothing deleted");
     let ask = &acp.permission_requests[0];
@@ -189,12 +184,7 @@ fn a_dangerous_command_asks_the_client_and_obeys_the_answer() {
 
     sb.mock.push(Reply::tool_call("call_2", "terminal", &args));
     sb.mock.push(Reply::text("Cleaned."));
-    let done = acp.request_with(
-        "session/prompt",
-        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "do it now"}]}),
-        &mut |_| select("allow_once"),
-        &mut |_, _| {},
-    );
+    let done = acp.prompt_answering(&sid, "do it now", "allow_once");
     assert_eq!(done["stopReason"], "end_turn");
     assert!(!doomed.exists(), "approved: the command ran");
     assert!(acp.close().success());
@@ -213,12 +203,7 @@ fn edits_ask_with_a_diff_in_default_mode_and_not_in_dont_ask() {
     sb.mock.push(Reply::text("Edit refused."));
     let mut acp = AcpClient::start(&sb, &[]);
     let sid = acp.open(sb.work.path());
-    let done = acp.request_with(
-        "session/prompt",
-        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "bump the version"}]}),
-        &mut |_| select("deny"),
-        &mut |_, _| {},
-    );
+    let done = acp.prompt_answering(&sid, "bump the version", "deny");
     assert_eq!(done["stopReason"], "end_turn");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "version = 1\n");
     let ask = acp.permission_requests[0].clone();
@@ -615,22 +600,10 @@ fn slash_commands_answer_in_the_session() {
 fn approval_hooks_see_the_question_and_the_answer() {
     let sb = Sandbox::start();
     sb.no_retries();
-    let log = sb.work_path("approvals.log");
-    let hook = sb.home.path().join("approvals.sh");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\ncat >> {}\necho >> {}\n",
-            log.display(),
-            log.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    sb.add_config(&format!(
-        "hooks_auto_accept: true\nhooks:\n  pre_approval_request:\n    - command: {0}\n  post_approval_response:\n    - command: {0}\n",
-        hook.display()
-    ));
+    let log = sb.log_hooks(
+        &["pre_approval_request", "post_approval_response"],
+        "approvals.log",
+    );
     let doomed = sb.work_path("build");
     std::fs::create_dir(&doomed).unwrap();
     let args = json!({"command": format!("rm -rf {}", doomed.display())}).to_string();
@@ -638,19 +611,9 @@ fn approval_hooks_see_the_question_and_the_answer() {
     sb.mock.push(Reply::text("Not allowed."));
     let mut acp = AcpClient::start(&sb, &[]);
     let sid = acp.open(sb.work.path());
-    acp.request_with(
-        "session/prompt",
-        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "clean"}]}),
-        &mut |_| select("deny"),
-        &mut |_, _| {},
-    );
+    acp.prompt_answering(&sid, "clean", "deny");
     assert!(acp.close().success());
-    let seen: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let seen = hook_payloads(&log);
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0]["hook_event_name"], "pre_approval_request");
     assert!(
@@ -669,18 +632,8 @@ fn approval_hooks_see_the_question_and_the_answer() {
 fn compact_compresses_and_compression_hooks_observe_it() {
     let sb = Sandbox::start();
     sb.no_retries();
-    let log = sb.work_path("compress.log");
-    let hook = sb.home.path().join("compress.sh");
-    std::fs::write(
-        &hook,
-        format!("#!/bin/sh\ncat >> {0}\necho >> {0}\n", log.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    sb.add_config(&format!(
-        "compression:\n  protect_first_n: 1\nhooks_auto_accept: true\nhooks:\n  pre_compress:\n    - command: {0}\n  post_compress:\n    - command: {0}\n",
-        hook.display()
-    ));
+    sb.add_config("compression:\n  protect_first_n: 1\n");
+    let log = sb.log_hooks(&["pre_compress", "post_compress"], "compress.log");
     let mut acp = AcpClient::start(&sb, &[]);
     let sid = acp.open(sb.work.path());
     for n in 1..=6 {
@@ -696,12 +649,7 @@ fn compact_compresses_and_compression_hooks_observe_it() {
         .to_owned();
     assert!(said.starts_with("Context compressed:"), "{said}");
     assert!(acp.close().success());
-    let seen: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let seen = hook_payloads(&log);
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0]["hook_event_name"], "pre_compress");
     assert_eq!(seen[0]["extra"]["trigger"], "manual");

@@ -264,6 +264,14 @@ fn hooks_test_fires_a_hook_on_a_sample_payload() {
     assert!(stdout(&bad).contains("Valid events:"), "{}", stdout(&bad));
 }
 
+/// Installs plugin `name`: its executable `run.py` and its `plugin.yaml`.
+fn install_plugin(sb: &Sandbox, name: &str, program: &str, manifest: &str) {
+    let dir = sb.home.path().join("plugins").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    script(&dir, "run.py", program);
+    std::fs::write(dir.join("plugin.yaml"), manifest).unwrap();
+}
+
 /// A plugin speaking JSON-RPC on stdio that upper-cases tool results.
 const PLUGIN: &str = r#"#!/usr/bin/env python3
 import json, sys
@@ -283,14 +291,12 @@ for line in sys.stdin:
 fn an_enabled_executable_plugin_rewrites_tool_results() {
     let sb = Sandbox::start();
     sb.no_retries();
-    let dir = sb.home.path().join("plugins").join("shouty");
-    std::fs::create_dir_all(&dir).unwrap();
-    script(&dir, "run.py", PLUGIN);
-    std::fs::write(
-        dir.join("plugin.yaml"),
+    install_plugin(
+        &sb,
+        "shouty",
+        PLUGIN,
         "name: shouty\nversion: 1.0.0\ndescription: Upper-cases tool results\nexecutable: ./run.py\nprovides_hooks: [transform_tool_result]\n",
-    )
-    .unwrap();
+    );
     let py = sb.home.path().join("plugins").join("legacy");
     std::fs::create_dir_all(&py).unwrap();
     std::fs::write(py.join("plugin.yaml"), "name: legacy\nversion: '0.1'\n").unwrap();
@@ -458,14 +464,12 @@ for line in sys.stdin:
 fn an_enabled_plugin_offers_its_tools_to_the_model() {
     let sb = Sandbox::start();
     sb.no_retries();
-    let dir = sb.home.path().join("plugins").join("loud");
-    std::fs::create_dir_all(&dir).unwrap();
-    script(&dir, "run.py", TOOL_PLUGIN);
-    std::fs::write(
-        dir.join("plugin.yaml"),
+    install_plugin(
+        &sb,
+        "loud",
+        TOOL_PLUGIN,
         "name: loud\nversion: '1'\nexecutable: ./run.py\nprovides_tools: [shout_text]\n",
-    )
-    .unwrap();
+    );
     sb.add_config("plugins:\n  enabled: [loud]\n");
     sb.mock.push(Reply::tool_call(
         "call_1",
@@ -490,24 +494,7 @@ fn an_enabled_plugin_offers_its_tools_to_the_model() {
 fn subagent_hooks_see_the_child_start_and_stop() {
     let sb = Sandbox::start();
     sb.no_retries();
-    let log = sb.work_path("sub.log");
-    let logger = script(
-        sb.home.path(),
-        "sub.py",
-        &format!(
-            r#"#!/usr/bin/env python3
-import json, sys
-p = json.load(sys.stdin)
-with open({log:?}, "a") as f:
-    f.write(json.dumps(p) + "\n")
-"#,
-            log = log.display().to_string()
-        ),
-    );
-    sb.add_config(&format!(
-        "hooks_auto_accept: true\nhooks:\n  subagent_start:\n    - command: {0}\n  subagent_stop:\n    - command: {0}\n",
-        logger.display()
-    ));
+    let log = sb.log_hooks(&["subagent_start", "subagent_stop"], "sub.log");
     sb.mock.push(Reply::tool_call(
         "call_1",
         "delegate_task",
@@ -517,11 +504,7 @@ with open({log:?}, "a") as f:
     sb.mock.push(Reply::text("The child says 3."));
     let out = sb.chat("delegate it", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let seen: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let seen = hook_payloads(&log);
     assert_eq!(seen.len(), 2, "{seen:?}");
     let parent = session_id_of(&out);
     assert_eq!(seen[0]["hook_event_name"], "subagent_start");

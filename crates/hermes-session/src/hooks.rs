@@ -22,16 +22,6 @@ pub struct LoadedHooks {
     pub plugins: Vec<Arc<PluginHook>>,
 }
 
-/// Whether `value` means yes (`1`, `true`, `yes`, `on`).
-pub fn truthy(value: Option<&str>) -> bool {
-    value.is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
-}
-
 /// The configured shell hooks, without their consent state.
 pub fn configured_hooks(setup: &Setup) -> (Vec<HookSpec>, Vec<String>) {
     parse_hook_specs(setup.config.get("hooks"))
@@ -40,12 +30,12 @@ pub fn configured_hooks(setup: &Setup) -> (Vec<HookSpec>, Vec<String>) {
 /// Whether hooks are approved without asking: `accept` (the `--accept-hooks`
 /// flag), `HERMES_ACCEPT_HOOKS`, or `hooks_auto_accept` in config.yaml.
 pub fn auto_accept(setup: &Setup, accept: bool) -> bool {
-    let configured = match setup.config.get("hooks_auto_accept") {
-        Some(serde_json::Value::Bool(b)) => *b,
-        Some(serde_json::Value::String(s)) => truthy(Some(s)),
-        _ => false,
-    };
-    accept || truthy(setup.env.get("HERMES_ACCEPT_HOOKS")) || configured
+    let configured = setup
+        .config
+        .get("hooks_auto_accept")
+        .and_then(hermes_state::settings::lenient::flag_of)
+        == Some(true);
+    accept || setup.env_flag("HERMES_ACCEPT_HOOKS") || configured
 }
 
 /// Loads the hooks: plugins first, then each shell hook that is allowlisted,
@@ -57,7 +47,7 @@ pub fn load_hooks(
     ask: Option<&mut dyn FnMut(&HookSpec) -> bool>,
 ) -> LoadedHooks {
     let mut loaded = LoadedHooks::default();
-    if truthy(setup.env.get("HERMES_SAFE_MODE")) {
+    if setup.env_flag("HERMES_SAFE_MODE") {
         return loaded;
     }
     let mut handlers: Vec<Arc<dyn HookHandler>> = Vec::new();

@@ -40,12 +40,7 @@ pub fn config_of(setup: &Setup) -> McpConfig {
 /// Starts the hub when any server is enabled (`HERMES_SAFE_MODE` turns MCP off,
 /// as in the reference).
 pub(crate) fn start(setup: &Setup) -> Option<McpHub> {
-    let safe_mode = setup.env.get("HERMES_SAFE_MODE").is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    });
+    let safe_mode = setup.env_flag("HERMES_SAFE_MODE");
     let config = config_of(setup);
     if safe_mode || config.enabled().next().is_none() {
         return None;

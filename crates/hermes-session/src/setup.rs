@@ -40,6 +40,17 @@ impl Setup {
         Ok(Self { env, home, config })
     }
 
+    /// Whether the environment variable `name` says yes (`1`, `true`, `yes`,
+    /// `on`, as the reference reads its switches).
+    pub fn env_flag(&self, name: &str) -> bool {
+        self.env.get(name).is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
+    }
+
     /// Whether `auth.json` holds pooled keys for `provider`.
     pub fn has_pooled_keys(&self, provider: &str) -> bool {
         let auth_path = self.home.root().join("auth.json");

@@ -84,6 +84,15 @@ pub struct Homes {
 }
 
 impl ToolContext {
+    /// Where hooks run for a call in this context; their warnings become status lines.
+    pub fn hook_site(&self) -> crate::hooks::HookSite<'_> {
+        crate::hooks::HookSite {
+            session_id: &self.session_id,
+            cwd: &self.cwd,
+            events: self.events.as_ref(),
+        }
+    }
+
     /// A context rooted at `cwd` with a fresh cancellation token.
     pub fn new(cwd: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
         Self {

@@ -3,7 +3,7 @@
 //! to the main model, then to a local summary), swapping the conversation, re-injecting
 //! tool state (the todo list) and continuing the transcript in a child session.
 
-use hermes_tools::hooks::{HookEvent, HookSite, object};
+use hermes_tools::hooks::{HookEvent, object};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -182,12 +182,9 @@ impl Agent {
         if !self.hooks.wants(event, None) {
             return;
         }
-        let site = HookSite {
-            session_id: &self.options.session_id,
-            cwd: &self.options.cwd,
-            events: Some(events),
-        };
-        self.hooks.fire(event, site, None, object(fields)).await;
+        self.hooks
+            .fire(event, self.hook_site(Some(events)), None, object(fields))
+            .await;
     }
 
     /// Appends what tools want carried across a compaction (the todo list) as a user

@@ -9,11 +9,12 @@ use super::{Agent, AgentError, TurnResult};
 use crate::EventSink;
 
 impl Agent {
-    fn hook_site<'a>(&'a self, events: &'a EventSink) -> HookSite<'a> {
+    /// Where this agent's hooks run; their warnings go to `events`.
+    pub(super) fn hook_site<'a>(&'a self, events: Option<&'a EventSink>) -> HookSite<'a> {
         HookSite {
             session_id: &self.options.session_id,
             cwd: &self.options.cwd,
-            events: Some(events),
+            events,
         }
     }
 
@@ -37,7 +38,7 @@ impl Agent {
             return;
         }
         let hooks = self.hooks.clone();
-        let site = self.hook_site(events);
+        let site = self.hook_site(Some(events));
         if first_turn {
             hooks
                 .fire(HookEvent::OnSessionStart, site, None, self.hook_basics())
@@ -66,7 +67,7 @@ impl Agent {
             return outcome;
         }
         let hooks = self.hooks.clone();
-        let site = self.hook_site(events);
+        let site = self.hook_site(Some(events));
         let mut outcome = outcome;
         if let Ok(result) = &mut outcome
             && result.reason != TurnEnd::Interrupted
@@ -124,7 +125,7 @@ impl Agent {
         self.hooks
             .fire(
                 HookEvent::PreApiRequest,
-                self.hook_site(events),
+                self.hook_site(Some(events)),
                 None,
                 extra,
             )
@@ -169,7 +170,7 @@ impl Agent {
             }
         }
         self.hooks
-            .fire(event, self.hook_site(events), None, extra)
+            .fire(event, self.hook_site(Some(events)), None, extra)
             .await;
     }
 }
@@ -209,7 +210,12 @@ impl Agent {
         extra.insert("changed_paths".into(), json!(changed));
         let answers = self
             .hooks
-            .fire(HookEvent::PreVerify, self.hook_site(events), None, extra)
+            .fire(
+                HookEvent::PreVerify,
+                self.hook_site(Some(events)),
+                None,
+                extra,
+            )
             .await;
         answers.iter().find_map(|a| {
             let action = a.get("action").or_else(|| a.get("decision"))?.as_str()?;
@@ -267,11 +273,8 @@ impl Agent {
         }
         let mut extra = self.hook_basics();
         extra.insert("reason".into(), json!(reason));
-        let site = HookSite {
-            session_id: &self.options.session_id,
-            cwd: &self.options.cwd,
-            events: None,
-        };
-        self.hooks.fire(event, site, None, extra).await;
+        self.hooks
+            .fire(event, self.hook_site(None), None, extra)
+            .await;
     }
 }

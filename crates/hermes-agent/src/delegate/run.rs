@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use hermes_protocol::{Event, Message, Role, TurnEnd};
 use hermes_tools::ToolContext;
-use hermes_tools::hooks::{HookEvent, HookSite, object};
+use hermes_tools::hooks::{HookEvent, object};
 use serde_json::{Value, json};
 
 use super::settings::DelegationSettings;
@@ -152,11 +152,7 @@ async fn subagent_hook<const N: usize>(
     }
     let mut extra = object(fields);
     extra.insert("parent_session_id".into(), json!(ctx.session_id));
-    let site = HookSite {
-        session_id: &ctx.session_id,
-        cwd: &ctx.cwd,
-        events: ctx.events.as_ref(),
-    };
+    let site = ctx.hook_site();
     ctx.hooks.fire(event, site, None, extra).await;
 }
 

@@ -158,6 +158,17 @@ impl AcpClient {
         )
     }
 
+    /// A prompt whose permission requests are all answered with `option`.
+    pub fn prompt_answering(&mut self, session: &str, text: &str, option: &str) -> Value {
+        let answer = json!({"outcome": {"outcome": "selected", "optionId": option}});
+        self.request_with(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+            &mut |_| answer.clone(),
+            &mut |_, _| {},
+        )
+    }
+
     /// Updates of one kind.
     pub fn updates_of(&self, kind: &str) -> Vec<&Value> {
         self.updates

@@ -55,6 +55,27 @@ impl Sandbox {
         std::fs::write(path, text).unwrap();
     }
 
+    /// Approves and configures a shell hook for each of `events` that appends
+    /// its JSON payload (one per line) to the file `log` in the work
+    /// directory; returns that file's path.
+    pub fn log_hooks(&self, events: &[&str], log: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let log = self.work_path(log);
+        let hook = self
+            .home
+            .path()
+            .join(format!("{}.hook.sh", events.join("-")));
+        let script = format!("#!/bin/sh\ncat >> '{0}'\necho >> '{0}'\n", log.display());
+        std::fs::write(&hook, script).unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut yaml = String::from("hooks_auto_accept: true\nhooks:\n");
+        for event in events {
+            yaml.push_str(&format!("  {event}:\n    - command: {}\n", hook.display()));
+        }
+        self.add_config(&yaml);
+        log
+    }
+
     /// Fails fast: no retries of failed model calls.
     pub fn no_retries(&self) {
         self.add_config("agent:\n  api_max_retries: 0\n");
@@ -93,6 +114,16 @@ impl Sandbox {
         }
         bodies
     }
+}
+
+/// The hook payloads [`Sandbox::log_hooks`] recorded, in order.
+pub fn hook_payloads(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -102,11 +102,7 @@ impl Tool for TerminalTool {
             }
             // Every command passes the approval gate before it can touch the machine.
             let home = ctx.homes.home.as_deref();
-            let site = crate::hooks::HookSite {
-                session_id: &ctx.session_id,
-                cwd: &ctx.cwd,
-                events: ctx.events.as_ref(),
-            };
+            let site = ctx.hook_site();
             let observers = (!ctx.hooks.is_empty()).then_some((ctx.hooks.as_ref(), site));
             let note = match ctx.approvals.check_observed(command, home, observers).await {
                 Decision::Allow { note } => note,
@@ -269,15 +265,11 @@ impl Outcome {
 /// `transform_terminal_output` hooks: the first replacement of a foreground
 /// command's output wins (before it is trimmed for the model).
 async fn transform_output(outcome: &mut Outcome, command: &str, ctx: &ToolContext) {
-    use crate::hooks::{HookEvent, HookSite, object};
+    use crate::hooks::{HookEvent, object};
     if !ctx.hooks.wants(HookEvent::TransformTerminalOutput, None) {
         return;
     }
-    let site = HookSite {
-        session_id: &ctx.session_id,
-        cwd: &ctx.cwd,
-        events: ctx.events.as_ref(),
-    };
+    let site = ctx.hook_site();
     let extra = object([
         ("command", json!(command)),
         ("output", json!(outcome.output)),
