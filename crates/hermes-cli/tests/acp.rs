@@ -290,6 +290,26 @@ fn fixture_path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Runs an SDK driver against the sandbox: it writes hello.txt, answers
+/// permissions with `permission` and, with `cancel`, cancels mid-tool.
+fn driven(
+    mut cmd: std::process::Command,
+    sb: &Sandbox,
+    permission: &str,
+    cancel: bool,
+) -> std::process::Output {
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.home.path())
+        .env("HERMES_HOME", sb.home.path())
+        .env("ACP_CWD", sb.work.path())
+        .env("ACP_PROMPT", "write hello.txt")
+        .env("ACP_PERMISSION", permission)
+        .env("ACP_CANCEL_ON_TOOL", if cancel { "1" } else { "0" })
+        .current_dir(sb.work.path())
+        .output()
+        .unwrap()
+}
+
 /// JSON lines a driver printed.
 fn events(out: &std::process::Output) -> Vec<Value> {
     stdout(out)
@@ -320,21 +340,12 @@ fn typescript_sdk_client_drives_a_turn_with_permission_and_cancel() {
     sb.no_retries();
     scripted_edit(&sb);
     let run = |permission: &str, cancel: bool| {
-        std::process::Command::new("node")
-            .arg(fixture_path("drive.mjs"))
+        let mut cmd = std::process::Command::new("node");
+        cmd.arg(fixture_path("drive.mjs"))
             .arg(agent_cmd())
             .arg("acp")
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", sb.home.path())
-            .env("HERMES_HOME", sb.home.path())
-            .env("ACP_SDK", &entry)
-            .env("ACP_CWD", sb.work.path())
-            .env("ACP_PROMPT", "write hello.txt")
-            .env("ACP_PERMISSION", permission)
-            .env("ACP_CANCEL_ON_TOOL", if cancel { "1" } else { "0" })
-            .current_dir(sb.work.path())
-            .output()
-            .unwrap()
+            .env("ACP_SDK", &entry);
+        driven(cmd, &sb, permission, cancel)
     };
     let out = run("allow_once", false);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -392,23 +403,14 @@ fn python_sdk_client_drives_a_turn_with_permission_and_cancel() {
     let run = |permission: &str, cancel: bool| {
         // The SDK starts the agent with a minimal environment of its own, so
         // the home travels on the command line.
-        std::process::Command::new(&python)
-            .arg(fixture_path("drive.py"))
+        let mut cmd = std::process::Command::new(&python);
+        cmd.arg(fixture_path("drive.py"))
             .arg("env")
             .arg(format!("HERMES_HOME={}", sb.home.path().display()))
             .arg(agent_cmd())
             .arg("acp")
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", sb.home.path())
-            .env("HERMES_HOME", sb.home.path())
-            .env("ACP_CWD", sb.work.path())
-            .env("ACP_PROMPT", "write hello.txt")
-            .env("ACP_PERMISSION", permission)
-            .env("ACP_CANCEL_ON_TOOL", if cancel { "1" } else { "0" })
-            .current_dir(sb.work.path())
-            .output()
-            .unwrap()
+            .env_clear();
+        driven(cmd, &sb, permission, cancel)
     };
     let out = run("deny", false);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));

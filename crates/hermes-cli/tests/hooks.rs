@@ -109,7 +109,7 @@ fn hook_is_skipped_until_someone_approves_it() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("not allowlisted"), "{}", stderr(&out));
     assert!(!log.exists(), "an unapproved hook must not run");
-    let list = sb.command().args(["hooks", "list"]).output().unwrap();
+    let list = sb.run(&["hooks", "list"]);
     assert!(
         stdout(&list).contains("✗ not allowlisted"),
         "{}",
@@ -125,7 +125,7 @@ fn hook_is_skipped_until_someone_approves_it() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(log.exists());
-    let list = sb.command().args(["hooks", "list"]).output().unwrap();
+    let list = sb.run(&["hooks", "list"]);
     assert!(stdout(&list).contains("✓ allowed"), "{}", stdout(&list));
 }
 
@@ -154,17 +154,13 @@ print(json.dumps({"result": result.replace("s3cr3t-token", "[REDACTED BY HOOK]")
     assert!(result.contains("[REDACTED BY HOOK]"), "{result}");
     assert!(!result.contains("s3cr3t-token"), "{result}");
     // The transcript keeps what the model read.
-    let export = sb
-        .command()
-        .args([
-            "sessions",
-            "export",
-            "-",
-            "--session-id",
-            &session_id_of(&out),
-        ])
-        .output()
-        .unwrap();
+    let export = sb.run(&[
+        "sessions",
+        "export",
+        "-",
+        "--session-id",
+        &session_id_of(&out),
+    ]);
     let session: Value = serde_json::from_str(stdout(&export).trim()).unwrap();
     let stored = session["messages"]
         .as_array()
@@ -205,17 +201,13 @@ fn pre_llm_call_context_rides_on_the_user_message_only_for_the_model() {
         .to_owned();
     assert!(sent.starts_with("can I deploy?"), "{sent}");
     assert!(sent.contains("deploys freeze on Fridays"), "{sent}");
-    let export = sb
-        .command()
-        .args([
-            "sessions",
-            "export",
-            "-",
-            "--session-id",
-            &session_id_of(&out),
-        ])
-        .output()
-        .unwrap();
+    let export = sb.run(&[
+        "sessions",
+        "export",
+        "-",
+        "--session-id",
+        &session_id_of(&out),
+    ]);
     assert!(
         !stdout(&export).contains("deploys freeze"),
         "stored copy stays clean"
@@ -255,11 +247,7 @@ fn hooks_test_fires_a_hook_on_a_sample_payload() {
         "{}",
         stderr(&out)
     );
-    let bad = sb
-        .command()
-        .args(["hooks", "test", "nope"])
-        .output()
-        .unwrap();
+    let bad = sb.run(&["hooks", "test", "nope"]);
     assert!(!bad.status.success());
     assert!(stdout(&bad).contains("Valid events:"), "{}", stdout(&bad));
 }
@@ -302,11 +290,7 @@ fn an_enabled_executable_plugin_rewrites_tool_results() {
     std::fs::write(py.join("plugin.yaml"), "name: legacy\nversion: '0.1'\n").unwrap();
     std::fs::write(py.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
 
-    let list = sb
-        .command()
-        .args(["plugins", "list", "--plain"])
-        .output()
-        .unwrap();
+    let list = sb.run(&["plugins", "list", "--plain"]);
     assert_eq!(
         stdout(&list),
         "not enabled  python   0.1      legacy\nnot enabled  exec     1.0.0    shouty\n"
@@ -317,26 +301,14 @@ fn an_enabled_executable_plugin_rewrites_tool_results() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!tool_result_text(&sb).contains("PLUGIN SAYS"));
 
-    let on = sb
-        .command()
-        .args(["plugins", "enable", "shouty"])
-        .output()
-        .unwrap();
+    let on = sb.run(&["plugins", "enable", "shouty"]);
     assert_eq!(
         stdout(&on),
         "✓ Plugin shouty enabled. Takes effect on next session.\n"
     );
-    let again = sb
-        .command()
-        .args(["plugins", "enable", "shouty"])
-        .output()
-        .unwrap();
+    let again = sb.run(&["plugins", "enable", "shouty"]);
     assert_eq!(stdout(&again), "Plugin 'shouty' is already enabled.\n");
-    let missing = sb
-        .command()
-        .args(["plugins", "enable", "nope"])
-        .output()
-        .unwrap();
+    let missing = sb.run(&["plugins", "enable", "nope"]);
     assert!(!missing.status.success());
     assert!(
         stderr(&missing).contains("not installed"),
@@ -354,20 +326,12 @@ fn an_enabled_executable_plugin_rewrites_tool_results() {
     assert!(last.starts_with("PLUGIN SAYS: "), "{last}");
     assert!(last.contains("QUIET"), "{last}");
 
-    let off = sb
-        .command()
-        .args(["plugins", "disable", "shouty"])
-        .output()
-        .unwrap();
+    let off = sb.run(&["plugins", "disable", "shouty"]);
     assert_eq!(
         stdout(&off),
         "⊘ Plugin shouty disabled. Takes effect on next session.\n"
     );
-    let list = sb
-        .command()
-        .args(["plugins", "list", "--plain"])
-        .output()
-        .unwrap();
+    let list = sb.run(&["plugins", "list", "--plain"]);
     assert!(
         stdout(&list).contains("disabled     exec     1.0.0    shouty"),
         "{}",

@@ -97,6 +97,11 @@ impl Sandbox {
         cmd
     }
 
+    /// `hermes ARGS…` to completion.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+
     /// `hermes chat -q PROMPT -Q` plus extra args.
     pub fn chat(&self, prompt: &str, extra: &[&str]) -> Output {
         let mut cmd = self.command();
