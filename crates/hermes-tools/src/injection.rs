@@ -423,7 +423,7 @@ fn is_emoji(c: char) -> bool {
 /// non-ASCII letters that case-fold onto ASCII (`ſ`, the Kelvin sign) so
 /// they dodge neither the ASCII patterns nor the trigger check. A cheap
 /// subset of NFKC without a normalisation table.
-fn fold_compat(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn fold_compat(text: &str) -> std::borrow::Cow<'_, str> {
     fn fold(c: char) -> Option<char> {
         match u32::from(c) {
             cp @ 0xFF01..=0xFF5E => char::from_u32(cp - 0xFEE0),

@@ -19,6 +19,8 @@ pub(crate) const SHELLS: &[&str] = &["bash", "sh", "zsh", "ksh", "dash", "ash", 
 pub(crate) struct Command {
     /// The command word (base name) and its arguments, expanded.
     pub(crate) argv: Vec<Field>,
+    /// The command word as written, when it names a file by path (`./x.sh`).
+    pub(crate) path: Option<String>,
 }
 
 impl Command {
@@ -30,7 +32,7 @@ impl Command {
             .map(|f| f.text.as_str())
     }
 
-    fn args(&self) -> &[Field] {
+    pub(crate) fn args(&self) -> &[Field] {
         self.argv.get(1..).unwrap_or(&[])
     }
 
@@ -219,7 +221,17 @@ pub(crate) fn unwrap(fields: Vec<Field>, env: &Env, depth: usize, acc: &mut Acc)
             }
             "command" => options(w, &[]),
             "busybox" | "toybox" => 1,
-            "chroot" | "flock" => options(w, &["-w", "-E", "--userspec", "--groups"]) + 1,
+            "chroot" => options(w, &["-w", "-E", "--userspec", "--groups"]) + 1,
+            "flock" => {
+                let skip = options(w, &["-w", "-E", "--timeout", "--conflict-exit-code"]) + 1;
+                // `flock FILE -c 'cmd'` runs the string through a shell.
+                if super::wrappers::flock_command(w.get(skip..).unwrap_or(&[]), depth, env, acc) {
+                    return Command::default();
+                }
+                skip
+            }
+            "unshare" | "nsenter" | "pkexec" | "fakeroot" | "torsocks" | "proxychains"
+            | "proxychains4" | "firejail" => super::wrappers::namespace_options(name, w),
             "runuser" => options(w, &["-u", "-g", "-G", "-l", "--user", "--group"]),
             _ => 0,
         };
@@ -229,13 +241,18 @@ pub(crate) fn unwrap(fields: Vec<Field>, env: &Env, depth: usize, acc: &mut Acc)
         w = w.get(skip..).unwrap_or(&[]);
     }
     let mut argv: Vec<Field> = w.to_vec();
+    let mut path = None;
     if let Some(first) = argv.first_mut() {
+        if first.certain && first.text.contains('/') {
+            path = Some(first.text.clone());
+        }
         first.text = base_name(&first.text).to_owned();
     }
     if argv.first().is_some_and(|a| a.text == "git") {
+        super::wrappers::git(&argv, depth, env, acc);
         argv = strip_git_globals(argv);
     }
-    Command { argv }
+    Command { argv, path }
 }
 
 /// Words taken by the wrapper at `w[0]` and its options (`value_opts` take a
@@ -401,6 +418,9 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
             return;
         }
     }
+    if first.glob && first.certain {
+        check_glob_word(cmd, depth, env, acc);
+    }
     let line = cmd.line();
     for rule in HARDLINE.iter() {
         if rule.re.is_match(&line) {
@@ -435,21 +455,23 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
         {
             acc.danger("overwrite system file via tee");
         }
-        "find" => check_find(args, env, acc),
+        "find" => check_find(args, depth, env, acc),
         "dd" => check_dd(args, acc),
         "shred" | "truncate" | "wipefs" | "blkdiscard" => check_wipe(&first.text, args, acc),
         "xargs" => {
             // The rest of an xargs line is a command run once per input batch.
-            let rest: Vec<Field> = args
-                .iter()
-                .skip_while(|a| a.text.starts_with('-'))
-                .cloned()
-                .collect();
-            if !rest.is_empty() {
-                let sub = unwrap(rest, env, depth + 1, acc);
-                check(&Simple::default(), &sub, depth + 1, env, acc);
-            }
+            let x = super::wrappers::xargs(args);
+            super::wrappers::xargs_run(&x, None, depth, env, acc);
         }
+        "awk" | "gawk" | "mawk" | "nawk" => super::wrappers::awk(args, depth, env, acc),
+        "script" => super::wrappers::script(args, depth, env, acc),
+        "sqlite3" | "sqlite" => super::wrappers::sqlite(args, stage, depth, env, acc),
+        "ssh" => super::wrappers::ssh(args, depth, env, acc),
+        "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => {
+            super::wrappers::container_exec(&first.text, args, depth, env, acc);
+        }
+        "parallel" => super::wrappers::parallel(args, depth, env, acc),
+        "make" | "gmake" => super::wrappers::make(args, stage, depth, env, acc),
         "eval" => run_text(args, "eval of text that cannot be known", depth, env, acc),
         "watch" => {
             // `watch [-n SECS] [-d] … COMMAND…` runs the rest through `sh -c`.
@@ -476,7 +498,40 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
         "source" | "." => check_source(stage, args, depth, env, acc),
         c if SHELLS.contains(&c) => check_shell(args, stage, depth, env, acc),
         c if interp::flag_of(c).is_some() => interp::check(c, args, stage, depth, env, acc),
-        _ => {}
+        c => {
+            if !super::wrappers::string_interpreter(c, args, depth, env, acc)
+                && let Some(path) = &cmd.path
+            {
+                // `./x.sh`, `/tmp/y`: a file run directly is judged by its content.
+                let file = super::wrappers::literal(path);
+                super::scripts::check_file(
+                    &file,
+                    super::scripts::Lang::Executable,
+                    depth,
+                    env,
+                    acc,
+                );
+            }
+        }
+    }
+}
+
+/// A glob in the command word (`/usr/bin/r[m]`): the shell runs the first
+/// match with the others as arguments; every candidate is checked.
+fn check_glob_word(cmd: &Command, depth: usize, env: &Env, acc: &mut Acc) {
+    let Some(first) = cmd.argv.first() else {
+        return;
+    };
+    let word = cmd.path.as_deref().unwrap_or(&first.text);
+    let candidates = super::scripts::glob_candidates(word, env);
+    if candidates.is_empty() {
+        return;
+    }
+    for name in candidates {
+        let mut argv = cmd.argv.clone();
+        argv[0] = super::wrappers::literal(&name);
+        let sub = Command { argv, path: None };
+        check(&Simple::default(), &sub, depth + 1, env, acc);
     }
 }
 
@@ -506,6 +561,8 @@ fn check_redirects(stage: &Simple, env: &Env, depth: usize, acc: &mut Acc) {
             let t = target.text.as_str();
             if BLOCK_DEVICE.as_ref().is_some_and(|re| re.is_match(t)) {
                 acc.hard("redirect to raw block device");
+            } else if ACCOUNT_FILES.contains(&t) && !r.op.starts_with(">>") {
+                acc.hard("truncate of a disk or system account file");
             } else if t.starts_with("/etc/") || t.starts_with("/private/etc/") {
                 acc.danger("overwrite system config");
             } else if SENSITIVE.as_ref().is_some_and(|re| re.is_match(t)) {
@@ -550,6 +607,15 @@ fn check_kill(args: &[Field], acc: &mut Acc) {
     }
 }
 
+/// Files whose loss locks everyone out of the machine.
+const ACCOUNT_FILES: &[&str] = &[
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/sudoers",
+];
+
 /// Only the destination is written: `-t DIR`, else the last operand.
 fn check_copy(args: &[Field], acc: &mut Acc) {
     let operands = || args.iter().filter(|a| !a.text.starts_with('-'));
@@ -560,6 +626,10 @@ fn check_copy(args: &[Field], acc: &mut Acc) {
         .or_else(|| operands().next_back());
     if let Some(d) = dest.filter(|_| operands().count() >= 2) {
         let d = d.text.as_str();
+        let from_null = operands().next().is_some_and(|s| s.text == "/dev/null");
+        if from_null && ACCOUNT_FILES.contains(&d) {
+            acc.hard("truncate of a disk or system account file");
+        }
         if d == "/etc" || d.starts_with("/etc/") || d.starts_with("/private/etc") {
             acc.danger("copy/move file into system config path");
         } else if SENSITIVE.as_ref().is_some_and(|re| re.is_match(d)) {
@@ -570,7 +640,7 @@ fn check_copy(args: &[Field], acc: &mut Acc) {
 
 /// `find / -delete` and `find /etc -exec rm …` with no name filter delete
 /// everything under a protected root.
-fn check_find(args: &[Field], env: &Env, acc: &mut Acc) {
+fn check_find(args: &[Field], depth: usize, env: &Env, acc: &mut Acc) {
     let starts: Vec<&Field> = args
         .iter()
         .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
@@ -610,6 +680,7 @@ fn check_find(args: &[Field], env: &Env, acc: &mut Acc) {
     {
         acc.hard(root.delete());
     }
+    super::wrappers::find_exec(args, narrowed, depth, env, acc);
 }
 
 /// `dd of=` a block device, or a device that cannot be known.
@@ -631,10 +702,7 @@ fn check_wipe(cmd: &str, args: &[Field], acc: &mut Acc) {
     for a in args.iter().filter(|a| !a.text.starts_with('-')) {
         let t = a.text.as_str();
         let device = t.starts_with("/dev/") && !is_harmless_device(t);
-        let accounts = matches!(
-            t,
-            "/etc/passwd" | "/etc/shadow" | "/etc/group" | "/etc/gshadow" | "/etc/sudoers"
-        );
+        let accounts = ACCOUNT_FILES.contains(&t);
         if device || accounts {
             acc.hard(if cmd == "truncate" {
                 "truncate of a disk or system account file"
@@ -662,6 +730,8 @@ fn check_source(stage: &Simple, args: &[Field], depth: usize, env: &Env, acc: &m
         stdin_scripts(stage, depth, env, acc);
     } else if !file.certain {
         acc.danger("source of a file that cannot be known");
+    } else {
+        super::scripts::check_file(file, super::scripts::Lang::Shell, depth, env, acc);
     }
 }
 
@@ -685,6 +755,13 @@ pub(crate) fn stdin_scripts(stage: &Simple, depth: usize, env: &Env, acc: &mut A
         match text {
             Some(text) => analyze_isolated(&text, depth + 1, env, acc),
             None => acc.danger("here-string that cannot be known"),
+        }
+    }
+    // `sh < FILE`: the file is the script.
+    for r in stage.redirects.iter().filter(|r| r.op == "<") {
+        if let Some(path) = expand::expand_unsplit(&r.target, env, depth) {
+            let file = super::wrappers::literal(&path);
+            super::scripts::check_file(&file, super::scripts::Lang::Shell, depth, env, acc);
         }
     }
 }
@@ -732,7 +809,7 @@ fn check_shell(args: &[Field], stage: &Simple, depth: usize, env: &Env, acc: &mu
             stdin_scripts(stage, depth, env, acc);
         }
         Some(f) if !f.certain => acc.danger("shell script that cannot be known"),
-        Some(_) => {}
+        Some(f) => super::scripts::check_file(f, super::scripts::Lang::Shell, depth, env, acc),
         None => stdin_scripts(stage, depth, env, acc),
     }
 }
@@ -776,6 +853,26 @@ pub(crate) fn check_pipeline(
         }
     }
     feed_to_shell(stages, commands, depth, env, acc);
+    feed_to_xargs(stages, commands, depth, env, acc);
+}
+
+/// `echo / | xargs rm -rf`: what a stage feeds xargs becomes arguments.
+fn feed_to_xargs(stages: &[Simple], commands: &[Command], depth: usize, env: &Env, acc: &mut Acc) {
+    for (i, cmd) in commands.iter().enumerate().skip(1) {
+        if cmd.name() != Some("xargs") {
+            continue;
+        }
+        let producers = super::parse::Script {
+            nodes: vec![super::parse::Node::Pipeline {
+                stages: stages[..i].to_vec(),
+                background: false,
+            }],
+        };
+        if let Some(fed) = expand::static_output_of_script(&producers, env, depth + 1) {
+            let x = super::wrappers::xargs(cmd.args());
+            super::wrappers::xargs_run(&x, Some(&fed), depth, env, acc);
+        }
+    }
 }
 
 /// `echo 'rm -rf /' | sh`, `echo cm0… | base64 -d | bash`, `cat <<EOF | bash`:

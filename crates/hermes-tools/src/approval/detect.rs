@@ -24,8 +24,26 @@ pub fn classify(command: &str) -> Verdict {
 }
 
 /// Classifies a command, also treating the user's resolved home directory
-/// (`/home/alice`) like `~` for the home-deletion floor.
+/// (`/home/alice`) like `~` for the home-deletion floor. Touches no file.
 pub fn classify_with_home(command: &str, home: Option<&std::path::Path>) -> Verdict {
+    classify_in(command, home, None)
+}
+
+/// Classifies a command about to run on `host`: scripts it runs are read
+/// and judged by their content, globs in its command word are resolved.
+pub fn classify_on(command: &str, host: &super::Host) -> Verdict {
+    classify_in(
+        command,
+        host.home.as_deref(),
+        Some(std::sync::Arc::new(host.clone())),
+    )
+}
+
+fn classify_in(
+    command: &str,
+    home: Option<&std::path::Path>,
+    host: Option<std::sync::Arc<super::Host>>,
+) -> Verdict {
     if command.len() > MAX_COMMAND_LEN {
         return Verdict::Dangerous {
             reason: PARSER_LIMIT.into(),
@@ -36,11 +54,28 @@ pub fn classify_with_home(command: &str, home: Option<&std::path::Path>) -> Verd
         .map(|h| h.trim_end_matches('/').to_owned())
         .filter(|h| !h.is_empty());
     let mut acc = Acc::default();
+    let cwd = host
+        .as_ref()
+        .and_then(|h| h.cwd.as_ref())
+        .and_then(|c| c.to_str())
+        .map(str::to_owned);
     let mut env = Env {
-        home,
+        home: home.clone(),
+        cwd,
+        host,
         ..Env::default()
     };
     analyze(command, 0, &mut env, &mut acc);
+    // The parser's precise finding wins; the floor only adds what it missed,
+    // on the text as written and as the shell expands it (so a respelling
+    // never changes the verdict).
+    super::floor::apply(command, home.as_deref(), &mut acc);
+    if acc.is_safe() {
+        let expanded = super::normalize(command);
+        if expanded.trim_end() != command.trim_end() {
+            super::floor::apply(&expanded, home.as_deref(), &mut acc);
+        }
+    }
     acc.verdict()
 }
 
@@ -53,6 +88,8 @@ pub(crate) struct Acc {
     budget_used: usize,
     /// Functions defined so far (a function that pipes or backgrounds itself is a fork bomb).
     functions: HashSet<String>,
+    /// Files this command writes before it may run them: path → content when known.
+    pub(crate) written: std::collections::HashMap<String, Option<String>>,
 }
 
 impl Acc {
@@ -61,6 +98,9 @@ impl Acc {
     }
     pub(crate) fn danger(&mut self, why: &str) {
         self.dangerous.get_or_insert_with(|| why.to_owned());
+    }
+    fn is_safe(&self) -> bool {
+        self.hardline.is_none() && self.dangerous.is_none()
     }
     fn verdict(self) -> Verdict {
         match (self.hardline, self.dangerous) {
@@ -131,6 +171,9 @@ fn pipeline(stages: &[Simple], background: bool, depth: usize, env: &mut Env, ac
         commands::check(stage, cmd, depth, env, acc);
     }
     commands::check_pipeline(stages, &commands, depth, env, acc);
+    for (stage, cmd) in stages.iter().zip(&commands) {
+        super::scripts::record_writes(stage, &cmd.argv, depth, env, acc);
+    }
     // What a single command changes for the commands after it.
     if let ([stage], [cmd]) = (stages, commands.as_slice()) {
         update_env(stage, cmd, depth, env, acc);

@@ -167,17 +167,18 @@ const HARDLINE: &[&str] = &[
 ];
 
 /// Look-alikes that must not be hardline (they run under `--yolo`); `true` when
-/// they are plainly safe (no approval needed at all).
+/// they are plainly safe (no approval needed at all). Text that merely
+/// mentions `rm -rf /` needs approval: the whole-string floor reads it.
 const LOOK_ALIKES: &[(&str, bool)] = &[
-    ("echo rm -rf /", true),
+    ("echo rm -rf /", false),
     ("grep -r rm .", true),
     ("rm -rf ./build", false),
     ("python3 -c \"print(1)\"", false),
     ("git rm file", true),
     ("echo '$IFS'", true),
-    ("printf '%s\\n' 'rm -rf /'", true),
-    ("echo {rm,-rf,/}", true),
-    ("X=rm; echo $X -rf /", true),
+    ("printf '%s\\n' 'rm -rf /'", false),
+    ("echo {rm,-rf,/}", false),
+    ("X=rm; echo $X -rf /", false),
     ("ls /etc", true),
     ("ls /*", true),
     ("cat /etc/passwd", true),
@@ -197,11 +198,11 @@ const LOOK_ALIKES: &[(&str, bool)] = &[
     ),
     ("node -e \"console.log(1)\"", false),
     ("bash -c 'echo hi'", false),
-    ("echo 'rm -rf /' > notes.txt", true),
+    ("echo 'rm -rf /' > notes.txt", false),
     ("alias ll='ls -la'", true),
     ("f(){ ls; }; f", true),
     ("for d in a b; do echo $d; done", true),
-    ("git commit -m \"rm -rf / evasions\"", true),
+    ("git commit -m \"rm -rf / evasions\"", false),
     ("grep -rn 'shutil.rmtree' .", true),
     ("echo $HOME", true),
     ("sudo -u alice ls", true),

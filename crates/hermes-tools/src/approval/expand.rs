@@ -34,6 +34,8 @@ pub(crate) struct Env {
     pub(crate) positional: Option<Vec<String>>,
     /// `alias name=…` definitions.
     pub(crate) aliases: HashMap<String, String>,
+    /// The machine the command runs on, when the gate may look at it.
+    pub(crate) host: Option<std::sync::Arc<super::Host>>,
 }
 
 impl Env {
@@ -481,6 +483,7 @@ pub(crate) fn static_output_of_script(script: &Script, env: &Env, depth: usize) 
             (Some("echo"), None) => echo(&argv[1..]),
             (Some("printf"), None) => printf(&argv[1..])?,
             (Some("cat"), Some(text)) if argv.len() == 1 => text,
+            (Some("cat"), None) if argv.len() == 2 => super::scripts::host_text(argv[1], env)?,
             (Some("rev"), Some(text)) => text
                 .lines()
                 .map(|l| l.chars().rev().collect::<String>() + "\n")

@@ -83,7 +83,15 @@ pub(crate) fn check(
         inspect_code(&code, depth, env, acc);
         return;
     }
-    // No inline code: a heredoc or here-string is the program.
+    // No inline code: a script file, or a heredoc or here-string, is the program.
+    if let Some(file) = args.get(i).filter(|a| a.text != "-" && a.text != "--") {
+        super::scripts::check_file(file, super::scripts::Lang::Interpreter, depth, env, acc);
+    } else if let Some(file) = args
+        .get(i + 1)
+        .filter(|_| args.get(i).is_some_and(|a| a.text == "--"))
+    {
+        super::scripts::check_file(file, super::scripts::Lang::Interpreter, depth, env, acc);
+    }
     for body in &stage.heredocs {
         acc.danger("script execution via heredoc");
         inspect_code(body, depth, env, acc);

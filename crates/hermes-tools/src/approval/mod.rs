@@ -10,18 +10,44 @@
 mod commands;
 mod detect;
 mod expand;
+mod floor;
 mod gate;
 mod interp;
 mod normalize;
 pub mod parse;
 mod patterns;
+mod scripts;
+mod wrappers;
 
-pub use detect::{PARSER_LIMIT, classify, classify_with_home};
+pub use detect::{PARSER_LIMIT, classify, classify_on, classify_with_home};
 pub use gate::{
     ApprovalChoice, ApprovalGate, ApprovalMode, ApprovalRequest, Approver, DEFAULT_TIMEOUT,
     Decision, Presence, blocked_json,
 };
 pub use normalize::normalize;
+
+/// What the gate may look at on the machine a command is about to run on:
+/// the scripts it runs, the files a glob in its command word names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Host {
+    /// The user's home directory (`~`).
+    pub home: Option<std::path::PathBuf>,
+    /// The directory the command starts in.
+    pub cwd: Option<std::path::PathBuf>,
+    /// The `$PATH` directories the shell searches for a command word.
+    pub path: Vec<std::path::PathBuf>,
+}
+
+impl Host {
+    /// A host view with `home`, starting in `cwd`, searching `path`.
+    pub fn new(
+        home: Option<std::path::PathBuf>,
+        cwd: Option<std::path::PathBuf>,
+        path: Vec<std::path::PathBuf>,
+    ) -> Self {
+        Self { home, cwd, path }
+    }
+}
 
 /// What detection says about a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,3 +86,7 @@ mod spellings;
 #[cfg(test)]
 #[path = "spelling_tests.rs"]
 mod spelling_tests;
+
+#[cfg(test)]
+#[path = "wrappers_tests.rs"]
+mod wrappers_tests;

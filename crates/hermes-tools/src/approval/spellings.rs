@@ -34,7 +34,7 @@ pub const BASES: &[(&[&str], K)] = &[
     (&["echo", "hi"], K::Safe),
     (&["git", "status"], K::Safe),
     (&["cat", "README.md"], K::Safe),
-    (&["echo", "rm", "-rf", "/"], K::Safe),
+    (&["echo", "rm", "-rf", "/"], K::Danger),
 ];
 
 /// Where the engine's choices come from (a seeded generator, fuzz input).
