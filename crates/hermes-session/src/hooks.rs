@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use hermes_tools::hooks::{
-    Allowlist, HookHandler, HookSpec, Hooks, PluginHook, ShellHook, parse_hook_specs,
+    Allowlist, HookHandler, HookSpec, Hooks, PluginHook, ShellHook, Standing, parse_hook_specs,
 };
 
 use crate::plugins;
@@ -65,12 +65,20 @@ pub fn load_hooks(
     let mut ask = ask;
     for spec in specs {
         let event = spec.event.as_str();
-        let allowed = if allowlist.find(event, &spec.command).is_some() {
+        let standing = allowlist.standing(event, &spec.command, home.as_deref());
+        let allowed = if standing == Standing::Approved {
             true
         } else if accept || ask.as_mut().is_some_and(|ask| ask(&spec)) {
             allowlist.approve(event, &spec.command, home.as_deref());
             changed = true;
             true
+        } else if standing == Standing::Changed {
+            loaded.warnings.push(format!(
+                "shell hook for {event} ({}) changed since it was approved — skipped. Check the \
+                 script, then approve it again at the TTY prompt or with --accept-hooks.",
+                spec.command
+            ));
+            false
         } else {
             loaded.warnings.push(format!(
                 "shell hook for {event} ({}) not allowlisted — skipped. Use --accept-hooks / \

@@ -93,6 +93,32 @@ impl ToolContext {
         }
     }
 
+    /// Asks the approval gate about an action flagged for `reason`; `Err`
+    /// holds the tool result that refuses it.
+    pub async fn approve_action(&self, subject: &str, reason: &str) -> Result<(), String> {
+        let site = self.hook_site();
+        let observers = (!self.hooks.is_empty()).then_some((self.hooks.as_ref(), site));
+        match self.approvals.check_flagged(subject, reason, observers).await {
+            crate::approval::Decision::Allow { .. } => Ok(()),
+            crate::approval::Decision::Refuse { result, status } => {
+                self.status(status);
+                Err(result)
+            }
+        }
+    }
+
+    /// Asks for approval when writing `path` changes what runs later (the
+    /// Hermes home's scripts, hooks, plugins, cron jobs, skills' scripts).
+    pub async fn approve_write(&self, tool: &str, path: &std::path::Path) -> Result<(), String> {
+        match crate::builtin::write_file::guard::runs_later(&self.homes, path) {
+            Some(reason) => {
+                self.approve_action(&format!("{tool} {}", path.display()), reason)
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
     /// A context rooted at `cwd` with a fresh cancellation token.
     pub fn new(cwd: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
         Self {

@@ -57,6 +57,8 @@ pub(super) struct Turn {
 #[derive(Debug)]
 pub(super) struct PendingApproval {
     pub request_id: u64,
+    /// Who started the turn that asks: only they (or an admin) may answer.
+    pub owner: Option<String>,
     /// What its buttons carry (see [`Hub::register_press`]).
     pub token: u64,
     pub message_id: Option<String>,
@@ -217,8 +219,7 @@ impl ChatWorker {
         if !self.approvals.is_empty()
             && let Some(choice) = approval_word(&text)
         {
-            self.resolve_approvals(choice, false, &message.sender.name)
-                .await;
+            self.resolve_approvals(choice, false, &message.sender).await;
             self.done(&input.message.key);
             return;
         }
@@ -717,26 +718,52 @@ impl ChatWorker {
                 .await
                 .ok();
         }
+        let owner = self
+            .turn
+            .as_ref()
+            .and_then(|t| t.origin.as_ref())
+            .map(|m| m.sender.id.clone());
         self.approvals.push(PendingApproval {
             request_id,
+            owner,
             token,
             message_id,
         });
     }
 
-    /// Answers pending approvals: the oldest, or all; returns how many.
+    /// Whether `sender` may answer `pending`: the person whose message
+    /// started the turn, or an admin. In a group, another member must not
+    /// approve someone else's dangerous command.
+    fn may_answer(&self, pending: &PendingApproval, sender: &super::platform::Sender) -> bool {
+        pending.owner.as_ref().is_none_or(|owner| *owner == sender.id)
+            || self.settings.admins.iter().any(|a| *a == sender.id)
+    }
+
+    /// Answers the pending approvals `sender` may answer: the oldest, or
+    /// all; returns how many (0 with a note when none were theirs).
     pub(super) async fn resolve_approvals(
         &mut self,
         choice: ApprovalChoice,
         all: bool,
-        by: &str,
+        sender: &super::platform::Sender,
     ) -> usize {
-        let take = if all {
-            self.approvals.len()
-        } else {
-            1.min(self.approvals.len())
-        };
-        let chosen: Vec<PendingApproval> = self.approvals.drain(..take).collect();
+        let mine: Vec<usize> = (0..self.approvals.len())
+            .filter(|&i| self.may_answer(&self.approvals[i], sender))
+            .take(if all { usize::MAX } else { 1 })
+            .collect();
+        if mine.is_empty() {
+            self.say(
+                "⛔ Only the person who asked for this task (or an admin) can answer its approval.",
+            )
+            .await;
+            return 0;
+        }
+        let by = sender.name.as_str();
+        let mut chosen: Vec<PendingApproval> = Vec::with_capacity(mine.len());
+        for i in mine.into_iter().rev() {
+            chosen.push(self.approvals.remove(i));
+        }
+        chosen.reverse();
         for pending in &chosen {
             if let Some(conv) = &self.conv {
                 let _ = conv.submit(Op::ApprovalAnswer {
@@ -770,10 +797,16 @@ impl ChatWorker {
                 .await;
             return;
         };
+        if !self.may_answer(&self.approvals[i], &message.sender) {
+            let _ = self
+                .adapter
+                .answer_press(press, "Only the person who asked (or an admin) can answer.")
+                .await;
+            return;
+        }
         let pending = self.approvals.remove(i);
         self.approvals.insert(0, pending);
         let _ = self.adapter.answer_press(press, choice_label(choice)).await;
-        self.resolve_approvals(choice, false, &message.sender.name)
-            .await;
+        self.resolve_approvals(choice, false, &message.sender).await;
     }
 }

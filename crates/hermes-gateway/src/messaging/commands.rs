@@ -102,8 +102,8 @@ impl ChatWorker {
             "status" => self.status().await,
             "usage" => self.usage().await,
             "model" => self.model(args, &input.message).await,
-            "approve" => self.approve(args, &input.message.sender.name).await,
-            "deny" => self.deny(args, &input.message.sender.name).await,
+            "approve" => self.approve(args, &input.message.sender).await,
+            "deny" => self.deny(args, &input.message.sender).await,
             "queue" | "q" => {
                 if args.is_empty() {
                     self.say("Usage: /queue <prompt>").await;
@@ -343,7 +343,7 @@ impl ChatWorker {
         self.say(&reply).await;
     }
 
-    async fn approve(&mut self, args: &str, by: &str) {
+    async fn approve(&mut self, args: &str, by: &super::platform::Sender) {
         if self.approvals.is_empty() {
             self.say("No pending command to approve.").await;
             return;
@@ -367,6 +367,9 @@ impl ChatWorker {
             ApprovalChoice::Once
         };
         let n = self.resolve_approvals(choice, all, by).await;
+        if n == 0 {
+            return;
+        }
         let plural = if n > 1 {
             format!(" ({n} commands)")
         } else {
@@ -384,7 +387,7 @@ impl ChatWorker {
         self.say(&reply).await;
     }
 
-    async fn deny(&mut self, args: &str, by: &str) {
+    async fn deny(&mut self, args: &str, by: &super::platform::Sender) {
         if self.approvals.is_empty() {
             self.say("No pending command to deny.").await;
             return;
@@ -395,6 +398,9 @@ impl ChatWorker {
             _ => (false, args),
         };
         let n = self.resolve_approvals(ApprovalChoice::Deny, all, by).await;
+        if n == 0 {
+            return;
+        }
         if !reason.is_empty()
             && let Some(conv) = &self.conv
         {

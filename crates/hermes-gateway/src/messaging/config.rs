@@ -79,6 +79,10 @@ pub struct PlatformSettings {
     /// Slack: each top-level DM starts its own threaded session
     /// (`dm_top_level_threads_as_sessions`).
     pub dm_threads: bool,
+    /// Who may answer anyone's approval request besides the person whose
+    /// message started the turn (`<PLATFORM>_ADMIN_USERS`, else
+    /// `GATEWAY_ADMIN_USERS`, else the platform's `admin_users`; ours).
+    pub admins: Vec<String>,
 }
 
 /// Everything the messaging side of the gateway needs.
@@ -215,6 +219,11 @@ fn platform(
             platform_key(tree, name, "dm_top_level_threads_as_sessions").as_deref(),
         )
         .unwrap_or(true),
+        admins: super::access::list(
+            env_text(&format!("{upper}_ADMIN_USERS"))
+                .or_else(|| env_text("GATEWAY_ADMIN_USERS"))
+                .or_else(|| platform_key(tree, name, "admin_users")),
+        ),
     })
 }
 

@@ -258,6 +258,10 @@ impl Tool for CronjobTool {
                         Ok(k) => k,
                         Err(e) => return Ok(e),
                     };
+                    // A job's script runs now: the same approval as running it.
+                    if let Some(refused) = approve_script(&home, &key, ctx).await {
+                        return Ok(refused);
+                    }
                     match super::run::run_job(&self.manager, &home, &key).await {
                         Ok(outcome) => ok(json!({
                             "success": true,
@@ -282,5 +286,34 @@ impl Tool for CronjobTool {
                 other => error(format!("Unknown cron action '{other}'")),
             })
         })
+    }
+}
+
+/// The gate's answer for running job `key`'s script now, judged as the
+/// command that runs it (the gate reads the script); `Some` holds the
+/// refusal.
+async fn approve_script(home: &std::path::Path, key: &str, ctx: &ToolContext) -> Option<String> {
+    let all = jobs::load(home).ok()?;
+    let job = all.get(jobs::find(&all, key).ok()?)?;
+    let script = job["script"].as_str().filter(|s| !s.trim().is_empty())?;
+    let path = super::script::resolve(home, script, ctx.homes.home.as_deref()).ok()?;
+    let shell = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("sh") || e.eq_ignore_ascii_case("bash"));
+    let quoted = shlex::try_quote(&path.to_string_lossy()).ok()?.into_owned();
+    let command = format!("{} {quoted}", if shell { "bash" } else { "python3" });
+    let host = hermes_tools::approval::Host::new(
+        ctx.homes.home.clone(),
+        path.parent().map(std::path::Path::to_path_buf),
+        Vec::new(),
+    );
+    let site = ctx.hook_site();
+    let observers = (!ctx.hooks.is_empty()).then_some((ctx.hooks.as_ref(), site));
+    match ctx.approvals.check_observed(&command, &host, observers).await {
+        hermes_tools::approval::Decision::Allow { .. } => None,
+        hermes_tools::approval::Decision::Refuse { result, status } => {
+            ctx.status(status);
+            Some(result)
+        }
     }
 }

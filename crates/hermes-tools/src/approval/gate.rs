@@ -199,18 +199,47 @@ impl ApprovalGate {
 
     /// [`check`](Self::check), also treating `home` (the resolved `$HOME`) like `~`.
     pub async fn check_with_home(&self, command: &str, home: Option<&Path>) -> Decision {
-        self.check_observed(command, home, None).await
+        let verdict = classify_with_home(command, home);
+        self.decide(command, verdict, None).await
     }
 
     /// [`check_with_home`](Self::check_with_home), telling `observers` (the
     /// `pre_approval_request` / `post_approval_response` hooks) when a person is asked.
+    /// The command is judged as it would run on `host`: the scripts it runs
+    /// are read, globs in its command word resolved.
     pub async fn check_observed(
         &self,
         command: &str,
-        home: Option<&Path>,
+        host: &super::Host,
         observers: Option<(&crate::hooks::Hooks, crate::hooks::HookSite<'_>)>,
     ) -> Decision {
-        let reason = match classify_with_home(command, home) {
+        let verdict = super::classify_on(command, host);
+        self.decide(command, verdict, observers).await
+    }
+
+    /// Decides an action that is not a shell command but needs approval like
+    /// a dangerous one (`subject` is shown to the person, `reason` is why and
+    /// the allowlist key).
+    pub async fn check_flagged(
+        &self,
+        subject: &str,
+        reason: &str,
+        observers: Option<(&crate::hooks::Hooks, crate::hooks::HookSite<'_>)>,
+    ) -> Decision {
+        let verdict = Verdict::Dangerous {
+            reason: reason.to_owned(),
+        };
+        self.decide(subject, verdict, observers).await
+    }
+
+    /// Applies policy to a verdict already reached.
+    async fn decide(
+        &self,
+        command: &str,
+        verdict: Verdict,
+        observers: Option<(&crate::hooks::Hooks, crate::hooks::HookSite<'_>)>,
+    ) -> Decision {
+        let reason = match verdict {
             Verdict::Hardline { reason } => {
                 let message = format!(
                     "BLOCKED (hardline): {reason}. This command is on the unconditional blocklist \

@@ -240,9 +240,11 @@ pub(crate) fn glob_candidates(word: &str, env: &Env) -> Vec<String> {
         .map(|n| (*n).to_owned())
         .collect();
     if let Some(host) = env.host.as_ref() {
+        // A bare glob expands against the working directory; the strictest
+        // reading also takes what it matches on PATH.
         let dirs: Vec<std::path::PathBuf> = match dir {
             Some(d) => vec![std::path::PathBuf::from(d)],
-            None => host.cwd.iter().cloned().collect(),
+            None => host.cwd.iter().chain(&host.path).cloned().collect(),
         };
         for d in dirs {
             let Ok(entries) = std::fs::read_dir(&d) else {

@@ -117,6 +117,9 @@ impl Tool for PatchTool {
                 "replace" => {
                     let req = ReplaceRequest::from_args(&args)?;
                     let path = ctx.resolve(&req.path);
+                    if let Err(refused) = ctx.approve_write("patch", &path).await {
+                        return Ok(refused);
+                    }
                     Box::new(move || replace(&homes, &path, &req))
                 }
                 "patch" => {
@@ -129,6 +132,11 @@ impl Tool for PatchTool {
                             ))
                         })?;
                     let text = text.to_owned();
+                    for target in v4a_targets(&text) {
+                        if let Err(refused) = ctx.approve_write("patch", &ctx.resolve(&target)).await {
+                            return Ok(refused);
+                        }
+                    }
                     let cwd = ctx.cwd.clone();
                     Box::new(move || patch_v4a(&homes, &text, &cwd))
                 }
@@ -144,6 +152,26 @@ impl Tool for PatchTool {
                 .map_err(|e| ToolError::Fatal(format!("patch task failed: {e}")))?
         })
     }
+}
+
+/// The files a V4A patch adds, updates, deletes or moves to.
+fn v4a_targets(text: &str) -> Vec<String> {
+    const HEADERS: [&str; 4] = [
+        "*** Add File:",
+        "*** Update File:",
+        "*** Delete File:",
+        "*** Move to:",
+    ];
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            HEADERS
+                .iter()
+                .find_map(|h| l.strip_prefix(h))
+                .map(|p| p.trim().to_owned())
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// Arguments of a replace-mode call.

@@ -236,6 +236,21 @@ impl Tool for SkillManageTool {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let store = store(ctx)?;
+            // A skill's scripts run whenever the skill is used: writing one
+            // needs approval like a dangerous command.
+            if arg_str(&args, "action") == Some("write_file")
+                && let Some(fp) = arg_str(&args, "file_path")
+                && fp.trim_start_matches("./").starts_with("scripts/")
+            {
+                let name = arg_str(&args, "name").unwrap_or_default();
+                let subject = format!("skill_manage write_file {name}/{fp}");
+                if let Err(refused) = ctx
+                    .approve_action(&subject, "write to a skill's scripts/ (run when the skill is used)")
+                    .await
+                {
+                    return Ok(refused);
+                }
+            }
             let result = tokio::task::spawn_blocking(move || manage(&store, &args))
                 .await
                 .map_err(|e| ToolError::Fatal(format!("skill_manage worker failed: {e}")))?;

@@ -100,11 +100,16 @@ impl Tool for TerminalTool {
                     workdir.display()
                 )));
             }
-            // Every command passes the approval gate before it can touch the machine.
-            let home = ctx.homes.home.as_deref();
+            // Every command passes the approval gate before it can touch the
+            // machine, judged where it runs: from `workdir`, with the PATH the
+            // shell it starts inherits from this process.
+            let path = std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).collect())
+                .unwrap_or_default();
+            let host = crate::approval::Host::new(ctx.homes.home.clone(), Some(workdir.clone()), path);
             let site = ctx.hook_site();
             let observers = (!ctx.hooks.is_empty()).then_some((ctx.hooks.as_ref(), site));
-            let note = match ctx.approvals.check_observed(command, home, observers).await {
+            let note = match ctx.approvals.check_observed(command, &host, observers).await {
                 Decision::Allow { note } => note,
                 Decision::Refuse { result, status } => {
                     ctx.status(status);

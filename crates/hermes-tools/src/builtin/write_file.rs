@@ -95,6 +95,9 @@ impl Tool for WriteFileTool {
             };
             let raw_path = raw_path.to_owned();
             let path = ctx.resolve(&raw_path);
+            if let Err(refused) = ctx.approve_write("write_file", &path).await {
+                return Ok(refused);
+            }
             let homes = ctx.homes.clone();
             if let Some(files) = &ctx.client_files {
                 refuse(&homes, &path, &raw_path, &content)?;

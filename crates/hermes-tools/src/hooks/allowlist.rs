@@ -22,6 +22,21 @@ pub struct Approval {
     pub event: String,
     /// The script's modification time then, to notice later edits.
     pub script_mtime_at_approval: Option<String>,
+    /// The script's SHA-256 then (ours; the reference keeps only the mtime):
+    /// a hook whose script changed since is asked about again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_sha256_at_approval: Option<String>,
+}
+
+/// Whether a hook may run on an earlier approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Approved, and its script is what was approved.
+    Approved,
+    /// Approved once, but its script changed since: ask again.
+    Changed,
+    /// Never approved.
+    Unknown,
 }
 
 /// The approvals on disk.
@@ -65,6 +80,27 @@ impl Allowlist {
             .find(|a| a.event == event && a.command == command)
     }
 
+    /// Whether `command` for `event` may run: approved, and its script
+    /// unchanged since (by content when the approval recorded a hash, by
+    /// modification time for approvals the reference wrote).
+    pub fn standing(&self, event: &str, command: &str, home: Option<&Path>) -> Standing {
+        let Some(approval) = self.find(event, command) else {
+            return Standing::Unknown;
+        };
+        let unchanged = match &approval.script_sha256_at_approval {
+            Some(hash) => script_sha256(command, home).as_ref() == Some(hash),
+            None => match &approval.script_mtime_at_approval {
+                Some(mtime) => script_mtime(command, home).as_ref() == Some(mtime),
+                None => script_mtime(command, home).is_none(),
+            },
+        };
+        if unchanged {
+            Standing::Approved
+        } else {
+            Standing::Changed
+        }
+    }
+
     /// Records an approval now, replacing an older one for the same pair.
     pub fn approve(&mut self, event: &str, command: &str, home: Option<&Path>) {
         self.approvals
@@ -74,6 +110,7 @@ impl Allowlist {
             command: command.to_owned(),
             event: event.to_owned(),
             script_mtime_at_approval: script_mtime(command, home),
+            script_sha256_at_approval: script_sha256(command, home),
         });
     }
 
@@ -116,6 +153,14 @@ pub fn script_mtime(command: &str, home: Option<&Path>) -> Option<String> {
     let path = script_path(command, home)?;
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;
     Some(iso_z(modified))
+}
+
+/// The SHA-256 (hex) of the command's script; `None` when missing.
+pub fn script_sha256(command: &str, home: Option<&Path>) -> Option<String> {
+    use sha2::Digest;
+    let bytes = std::fs::read(script_path(command, home)?).ok()?;
+    let digest = sha2::Sha256::digest(&bytes);
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn now_iso() -> String {

@@ -19,7 +19,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 pub use allowlist::{
-    Allowlist, Approval, expand_tilde as expand_tilde_path, script_mtime, script_path,
+    Allowlist, Approval, Standing, expand_tilde as expand_tilde_path, script_mtime, script_path,
 };
 pub use config::{HookSpec, parse_hook_specs};
 pub use event::HookEvent;

@@ -220,6 +220,39 @@ pub(crate) fn write_denied(homes: &Homes, path: &Path, shown: &str) -> Option<St
     None
 }
 
+/// Files under the Hermes home that decide what runs later, outside any
+/// tool call the gate sees: a write there needs approval like a dangerous
+/// command. The reason is what the person is asked about.
+pub(crate) fn runs_later(homes: &Homes, path: &Path) -> Option<&'static str> {
+    let hh = hermes_home(homes)?;
+    let root = hermes_root(&hh);
+    let resolved = real(path);
+    let candidates = [path.to_path_buf(), resolved];
+    let bases = [real(&hh), real(&root), hh, root];
+    for base in &bases {
+        for p in &candidates {
+            let Ok(rel) = p.strip_prefix(base) else {
+                continue;
+            };
+            let mut parts = rel.components().map(|c| c.as_os_str().to_string_lossy());
+            let first = parts.next().unwrap_or_default();
+            let reason = match first.as_ref() {
+                "scripts" => "write to Hermes scripts/ (cron runs them without the agent)",
+                "hooks" => "write to Hermes hooks/ (they run on later events)",
+                "plugins" => "write to Hermes plugins/ (they run in later sessions)",
+                "cron" => "write to Hermes cron/ (its jobs run later)",
+                "shell-hooks-allowlist.json" => "write to the shell-hooks allowlist (approves hooks)",
+                "skills" if parts.any(|c| c == "scripts") => {
+                    "write to a skill's scripts/ (run when the skill is used)"
+                }
+                _ => continue,
+            };
+            return Some(reason);
+        }
+    }
+    None
+}
+
 /// Why a read of `path` (already resolved) is refused, if it is.
 pub(crate) fn read_blocked(homes: &Homes, path: &Path, shown: &str) -> Option<String> {
     ReadGuard::new(homes).check(path, &real(path), shown)
