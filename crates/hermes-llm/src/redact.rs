@@ -9,10 +9,23 @@
 //!
 //! Long tokens keep their first 6 and last 4 characters so a person can still
 //! tell which key was involved; tokens shorter than 18 characters become `***`.
+//!
+//! Known secrets ([`KnownSecrets`]: the values of `.env` and `auth.json`,
+//! installed once by the binary) are masked first, whatever their shape and
+//! in their encoded forms. Streamed text goes through a [`StreamRedactor`],
+//! which masks across chunk boundaries.
+
+mod known;
+mod stream;
 
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
+
+pub use known::{
+    KnownSecrets, could_be_secret, install_known_secrets, installed_known_secrets, is_config_name,
+};
+pub use stream::{BLOCK_CAP, RUN_CAP, StreamRedactor};
 
 /// What a short or unidentifiable secret is replaced with.
 pub const MASK: &str = "***";
@@ -246,7 +259,7 @@ pub fn mask_token(token: &str) -> String {
 pub fn sentinel(token: &str) -> String {
     match PREFIX_LABELS.iter().find(|label| token.starts_with(*label)) {
         Some(label) => format!("«redacted:{label}…»"),
-        None => "«redacted-secret»".to_owned(),
+        None => UNKNOWN_SENTINEL.to_owned(),
     }
 }
 
@@ -300,8 +313,17 @@ pub fn redact_secrets(text: &str) -> String {
     redact_with(text, RedactOptions::STRICT)
 }
 
-/// `text` with secrets masked under `options`.
+/// `text` with secrets masked under `options`, known secrets included.
 pub fn redact_with(text: &str, options: RedactOptions) -> String {
+    redact_with_known(text, options, installed_known_secrets().as_deref())
+}
+
+/// [`redact_with`] against an explicit set of known secrets (or none).
+pub fn redact_with_known(
+    text: &str,
+    options: RedactOptions,
+    known: Option<&KnownSecrets>,
+) -> String {
     if text.is_empty() {
         return String::new();
     }
@@ -310,6 +332,57 @@ pub fn redact_with(text: &str, options: RedactOptions) -> String {
     } else {
         mask_token
     };
+    let marker = if options.non_reusable {
+        UNKNOWN_SENTINEL
+    } else {
+        MASK
+    };
+    // A known secret that is also a vendor-shaped key keeps its usual hint;
+    // any other is masked whole, since its ends may be all there is to it.
+    let exact = |secret: &str| {
+        if is_vendor_key(secret) {
+            mask(secret)
+        } else {
+            marker.to_owned()
+        }
+    };
+    let masked = known.and_then(|k| k.mask(text, &exact, marker));
+    let text = masked.as_deref().unwrap_or(text);
+    if !may_match_pattern(text) {
+        return text.to_owned();
+    }
+    redact_patterns(text, options, mask)
+}
+
+/// What a secret without a known vendor prefix becomes in non-reusable mode.
+const UNKNOWN_SENTINEL: &str = "«redacted-secret»";
+
+/// Whether `secret` as a whole is one of the vendor key shapes.
+fn is_vendor_key(secret: &str) -> bool {
+    PREFIX_RE
+        .as_ref()
+        .and_then(|re| re.find(secret))
+        .is_some_and(|m| m.start() == 0 && m.end() == secret.len())
+}
+
+/// Whether any pattern could match: every one needs one of `:=@&` or a run
+/// of at least 8 ASCII graphic characters, so plain prose skips the regexes.
+fn may_match_pattern(text: &str) -> bool {
+    let mut run = 0;
+    for &b in text.as_bytes() {
+        if matches!(b, b':' | b'=' | b'@' | b'&') {
+            return true;
+        }
+        run = if b.is_ascii_graphic() { run + 1 } else { 0 };
+        if run >= 8 {
+            return true;
+        }
+    }
+    false
+}
+
+/// The pattern passes of [`redact_with`].
+fn redact_patterns(text: &str, options: RedactOptions, mask: fn(&str) -> String) -> String {
     let mut text = replace_bounded(&PREFIX_RE, text, |c| mask(&c[0]));
     if !options.code_file {
         text = redact_assignments(&text, mask);
