@@ -1,15 +1,23 @@
 //! URL safety for every tool that fetches: blocks requests to loopback, private,
 //! link-local and cloud-metadata addresses (server-side request forgery).
 //!
-//! The host is checked after resolution, every resolved address must pass, and
-//! failures close (a DNS error blocks). Numeric IPv4 spellings that resolvers
-//! accept (`2130706433`, `0x7f.1`, `127.1`, octal) are decoded the way
-//! `inet_aton` does, so they cannot slip past as "host names". Cloud metadata
-//! endpoints stay blocked even when `security.allow_private_urls` is on.
+//! URLs are parsed by the `url` crate, the parser reqwest uses, so the host
+//! checked is the host connected to; it decodes every numeric IPv4 spelling
+//! (`2130706433`, `0x7f.1`, `127.1`, octal) as WHATWG browsers do. The host is
+//! checked after resolution, every resolved address must pass, and failures
+//! close (a DNS error blocks). [`resolve_checked`] is the resolution a fetching
+//! client should connect with, so a name cannot answer one address to the check
+//! and another to the connection (DNS rebinding). IPv4 addresses carried inside
+//! IPv6 ones (mapped, translated, compatible, NAT64, 6to4) are judged as IPv4.
+//! Cloud metadata endpoints stay blocked even when
+//! `security.allow_private_urls` is on.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
+use std::sync::Arc;
 
 use hermes_state::Config;
+use url::Host;
+pub use url::Url;
 
 /// Host names that are always blocked: cloud metadata services.
 const BLOCKED_HOSTNAMES: &[&str] = &["metadata.google.internal", "metadata.goog"];
@@ -92,35 +100,73 @@ impl UrlPolicy {
     }
 }
 
-/// The parts of a URL the check needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Target {
-    /// Lower-cased host without brackets, zone id or trailing dot.
-    host: String,
-    /// A literal address, when the host is one (in any spelling).
-    literal: Option<IpAddr>,
+/// Parses `url` with the parser reqwest uses, so the host checked is the host
+/// connected to, and refuses schemes other than http(s).
+pub fn parse_url(url: &str) -> Result<Url, UrlBlock> {
+    let url = url.trim();
+    let parsed = Url::parse(url).map_err(|_| UrlBlock::Malformed(url.to_owned()))?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(parsed),
+        other => Err(UrlBlock::Scheme(other.to_owned())),
+    }
+}
+
+/// The host as checked: lower-cased, without brackets or trailing dot, and the
+/// address when it is a literal (the parser has decoded every IPv4 spelling).
+fn target(url: &Url) -> Result<(String, Option<IpAddr>), UrlBlock> {
+    match url.host() {
+        Some(Host::Ipv4(v4)) => Ok((v4.to_string(), Some(IpAddr::V4(v4)))),
+        Some(Host::Ipv6(v6)) => Ok((v6.to_string(), Some(IpAddr::V6(v6)))),
+        Some(Host::Domain(name)) if !name.trim_end_matches('.').is_empty() => {
+            Ok((name.trim_end_matches('.').to_ascii_lowercase(), None))
+        }
+        _ => Err(UrlBlock::Malformed(url.to_string())),
+    }
 }
 
 /// Checks `url` under `policy`, resolving its host with `resolver`.
 pub fn check_url(url: &str, policy: UrlPolicy, resolver: &dyn Resolver) -> Result<(), UrlBlock> {
-    let target = parse(url)?;
-    if BLOCKED_HOSTNAMES.contains(&target.host.as_str()) {
-        return Err(UrlBlock::Metadata(target.host));
-    }
-    let addresses = match target.literal {
+    check_parsed(&parse_url(url)?, policy, resolver)
+}
+
+/// Checks an already parsed URL (see [`parse_url`]) under `policy`.
+pub fn check_parsed(url: &Url, policy: UrlPolicy, resolver: &dyn Resolver) -> Result<(), UrlBlock> {
+    let (host, literal) = target(url)?;
+    let addresses = match literal {
         Some(ip) => vec![ip],
-        None => match resolver.resolve(&target.host) {
-            Ok(found) if !found.is_empty() => found,
-            _ => return Err(UrlBlock::Dns(target.host)),
-        },
+        None => return resolve_checked(&host, policy, resolver).map(|_| ()),
     };
-    for ip in addresses {
+    check_addresses(&host, &addresses, policy)
+}
+
+/// Resolves `host` with `resolver` and returns its addresses only when every
+/// one passes `policy`: what a connection may use is exactly what was checked.
+pub fn resolve_checked(
+    host: &str,
+    policy: UrlPolicy,
+    resolver: &dyn Resolver,
+) -> Result<Vec<IpAddr>, UrlBlock> {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if BLOCKED_HOSTNAMES.contains(&host.as_str()) {
+        return Err(UrlBlock::Metadata(host));
+    }
+    let addresses = match resolver.resolve(&host) {
+        Ok(found) if !found.is_empty() => found,
+        _ => return Err(UrlBlock::Dns(host)),
+    };
+    check_addresses(&host, &addresses, policy)?;
+    Ok(addresses)
+}
+
+/// Refuses when any of `addresses` (what `host` stands for) is not permitted.
+fn check_addresses(host: &str, addresses: &[IpAddr], policy: UrlPolicy) -> Result<(), UrlBlock> {
+    for &ip in addresses {
         if is_always_blocked(ip) {
-            return Err(UrlBlock::Metadata(format!("{} ({ip})", target.host)));
+            return Err(UrlBlock::Metadata(format!("{host} ({ip})")));
         }
         if !policy.allow_private && is_private(ip) {
             return Err(UrlBlock::Private {
-                host: target.host,
+                host: host.to_owned(),
                 ip,
             });
         }
@@ -131,10 +177,10 @@ pub fn check_url(url: &str, policy: UrlPolicy, resolver: &dyn Resolver) -> Resul
 /// Checks every hop of a redirect chain: each `Location` is resolved against
 /// the URL before it and checked like the first.
 #[derive(Debug)]
-pub struct RedirectGuard<'a> {
+pub struct RedirectGuard {
     policy: UrlPolicy,
-    resolver: &'a dyn Resolver,
-    current: String,
+    resolver: Arc<dyn Resolver>,
+    current: Url,
     hops: usize,
 }
 
@@ -144,18 +190,19 @@ impl std::fmt::Debug for dyn Resolver + '_ {
     }
 }
 
-impl<'a> RedirectGuard<'a> {
+impl RedirectGuard {
     /// Checks the starting URL and returns a guard positioned on it.
     pub fn start(
         url: &str,
         policy: UrlPolicy,
-        resolver: &'a dyn Resolver,
+        resolver: Arc<dyn Resolver>,
     ) -> Result<Self, UrlBlock> {
-        check_url(url, policy, resolver)?;
+        let current = parse_url(url)?;
+        check_parsed(&current, policy, resolver.as_ref())?;
         Ok(Self {
             policy,
             resolver,
-            current: url.to_owned(),
+            current,
             hops: 0,
         })
     }
@@ -166,132 +213,26 @@ impl<'a> RedirectGuard<'a> {
         if self.hops > MAX_REDIRECTS {
             return Err(UrlBlock::TooManyRedirects);
         }
-        let next = join(&self.current, location.trim())?;
-        check_url(&next, self.policy, self.resolver)?;
-        self.current.clone_from(&next);
-        Ok(next)
+        let location = location.trim();
+        let next = self
+            .current
+            .join(location)
+            .map_err(|_| UrlBlock::Malformed(location.to_owned()))?;
+        let next = parse_url(next.as_str())?;
+        check_parsed(&next, self.policy, self.resolver.as_ref())?;
+        self.current = next;
+        Ok(self.current.to_string())
     }
 
     /// The URL the chain has reached.
     pub fn current(&self) -> &str {
+        self.current.as_str()
+    }
+
+    /// The URL the chain has reached, parsed (hand this to the HTTP client).
+    pub fn current_url(&self) -> &Url {
         &self.current
     }
-}
-
-/// `location` made absolute against `base`.
-fn join(base: &str, location: &str) -> Result<String, UrlBlock> {
-    if location.contains("://") {
-        return Ok(location.to_owned());
-    }
-    let (scheme, rest) = base
-        .split_once("://")
-        .ok_or_else(|| UrlBlock::Malformed(base.to_owned()))?;
-    if let Some(authority_path) = location.strip_prefix("//") {
-        return Ok(format!("{scheme}://{authority_path}"));
-    }
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let origin = format!("{scheme}://{}", &rest[..authority_end]);
-    if location.starts_with('/') {
-        return Ok(format!("{origin}{location}"));
-    }
-    let path = &rest[authority_end..];
-    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
-    let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-    let dir = if dir.is_empty() { "/" } else { dir };
-    Ok(format!("{origin}{dir}{location}"))
-}
-
-fn parse(url: &str) -> Result<Target, UrlBlock> {
-    let url = url.trim();
-    let malformed = || UrlBlock::Malformed(url.to_owned());
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| match url.split_once(':') {
-            Some((scheme, _)) if !scheme.is_empty() => {
-                UrlBlock::Scheme(scheme.to_ascii_lowercase())
-            }
-            _ => UrlBlock::Malformed(url.to_owned()),
-        })?;
-    let scheme = scheme.to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
-        return Err(UrlBlock::Scheme(scheme));
-    }
-    // Backslashes end the authority too: browsers and some clients treat them as `/`.
-    let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
-    // The host follows the LAST `@`: `http://evil.com@127.0.0.1/` goes to 127.0.0.1.
-    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(inner) = hostport.strip_prefix('[') {
-        let (inner, _port) = inner.split_once(']').ok_or_else(malformed)?;
-        // A zone id (`fe80::1%25eth0`) names an interface, not another address.
-        let inner = inner.split('%').next().unwrap_or(inner);
-        let ip: Ipv6Addr = inner.parse().map_err(|_| malformed())?;
-        return Ok(Target {
-            host: ip.to_string(),
-            literal: Some(IpAddr::V6(ip)),
-        });
-    } else {
-        hostport.rsplit_once(':').map_or(hostport, |(h, _)| h)
-    };
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    if host.is_empty() {
-        return Err(malformed());
-    }
-    // Percent-escapes and stray characters in a host only serve to confuse parsers.
-    if !host
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
-    {
-        return Err(malformed());
-    }
-    let literal = parse_ipv4_loose(&host).map(IpAddr::V4);
-    Ok(Target { host, literal })
-}
-
-/// An IPv4 address in any spelling `inet_aton` accepts: 1–4 dot-separated parts,
-/// each decimal, `0x` hex or `0`-prefixed octal; the last part fills the rest.
-fn parse_ipv4_loose(host: &str) -> Option<Ipv4Addr> {
-    let parts: Vec<&str> = host.split('.').collect();
-    if parts.is_empty() || parts.len() > 4 {
-        return None;
-    }
-    let mut values = Vec::with_capacity(parts.len());
-    for part in &parts {
-        values.push(parse_ipv4_part(part)?);
-    }
-    let (last, leading) = values.split_last()?;
-    let mut addr: u64 = 0;
-    for (i, v) in leading.iter().enumerate() {
-        if *v > 255 {
-            return None;
-        }
-        addr |= v << (24 - 8 * i);
-    }
-    let room = 32 - 8 * leading.len();
-    if *last >= 1u64 << room {
-        return None;
-    }
-    addr |= last;
-    u32::try_from(addr).ok().map(Ipv4Addr::from)
-}
-
-fn parse_ipv4_part(part: &str) -> Option<u64> {
-    if part.is_empty() {
-        return None;
-    }
-    let (digits, radix) = if let Some(hex) = part.strip_prefix("0x").or(part.strip_prefix("0X")) {
-        (hex, 16)
-    } else if part.len() > 1 && part.starts_with('0') {
-        (&part[1..], 8)
-    } else {
-        (part, 10)
-    };
-    if digits.is_empty() {
-        // `0x` alone is zero to inet_aton.
-        return (radix == 16).then_some(0);
-    }
-    u64::from_str_radix(digits, radix)
-        .ok()
-        .filter(|v| *v <= u64::from(u32::MAX))
 }
 
 /// Metadata endpoints and link-local space: blocked whatever the policy says.
@@ -304,24 +245,27 @@ pub fn is_always_blocked(ip: IpAddr) -> bool {
     }
 }
 
-/// The IPv4 address an address is or carries (plain, IPv4-mapped, IPv4-compatible, NAT64).
+/// The IPv4 address an address is or carries: plain, IPv4-mapped
+/// (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
+/// (`::a.b.c.d`, which takes `::` and `::1` to `0.0.0.x`: private either way),
+/// NAT64 (`64:ff9b::/96`) or 6to4 (`2002:AABB:CCDD::/48`).
 fn embedded_v4(ip: IpAddr) -> Option<Ipv4Addr> {
-    match ip {
-        IpAddr::V4(v4) => Some(v4),
-        IpAddr::V6(v6) => {
-            let s = v6.segments();
-            let tail = Ipv4Addr::new(
-                (s[6] >> 8) as u8,
-                (s[6] & 0xff) as u8,
-                (s[7] >> 8) as u8,
-                (s[7] & 0xff) as u8,
-            );
-            let mapped = s[..5] == [0; 5] && s[5] == 0xffff;
-            // `::a.b.c.d` (but not `::` or `::1`, which are IPv6 in their own right).
-            let compatible = s[..6] == [0; 6] && (s[6] != 0);
-            let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
-            (mapped || compatible || nat64).then_some(tail)
-        }
+    let v6 = match ip {
+        IpAddr::V4(v4) => return Some(v4),
+        IpAddr::V6(v6) => v6,
+    };
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    let mapped = s[..5] == [0; 5] && s[5] == 0xffff;
+    let translated = s[..4] == [0; 4] && s[4] == 0xffff && s[5] == 0;
+    let compatible = s[..6] == [0; 6];
+    let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+    if mapped || translated || compatible || nat64 {
+        Some(v4(s[6], s[7]))
+    } else if s[0] == 0x2002 {
+        Some(v4(s[1], s[2]))
+    } else {
+        None
     }
 }
 
@@ -339,8 +283,7 @@ pub fn is_private(ip: IpAddr) -> bool {
         || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
         || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10
         || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-        || (s[0] == 0x2001 && s[1] < 0x0200) // 2001::/23 special purpose
-        || s[0] == 0x2002 // 6to4 can wrap any IPv4 address
+        || (s[0] == 0x2001 && s[1] < 0x0200) // 2001::/23 special purpose (Teredo too)
         || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard 100::/64
         || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local NAT64 64:ff9b:1::/48
 }

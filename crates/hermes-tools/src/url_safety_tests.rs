@@ -78,6 +78,21 @@ const CASES: &[(&str, &str, &str)] = &[
     ("http://[::]/", PRIVATE, ALLOW),
     ("http://[::ffff:127.0.0.1]/", PRIVATE, ALLOW),
     ("http://[::ffff:7f00:1]/", PRIVATE, ALLOW),
+    // IPv4 inside IPv6: translated, compatible, NAT64, 6to4, and the v6 ranges.
+    ("http://[::ffff:0:7f00:1]/", PRIVATE, ALLOW),
+    ("http://[::ffff:0:127.0.0.1]/", PRIVATE, ALLOW),
+    ("http://[::127.0.0.1]/", PRIVATE, ALLOW),
+    ("http://[::7f00:1]/", PRIVATE, ALLOW),
+    ("http://[::a00:1]/", PRIVATE, ALLOW),
+    ("http://[64:ff9b::7f00:1]/", PRIVATE, ALLOW),
+    ("http://[64:ff9b::127.0.0.1]/", PRIVATE, ALLOW),
+    ("http://[2002:7f00:1::]/", PRIVATE, ALLOW),
+    ("http://[2002:c0a8:101::1]/", PRIVATE, ALLOW),
+    ("http://[2002:5db8:d822::1]/", ALLOW, ALLOW),
+    ("http://[64:ff9b::5db8:d822]/", ALLOW, ALLOW),
+    ("http://[0:0:0:0:0:0:0:1]/", PRIVATE, ALLOW),
+    ("http://[fdff:ffff::1]/", PRIVATE, ALLOW),
+    ("http://[febf::1]/", PRIVATE, ALLOW),
     // Private, CGNAT, unique-local, link-local.
     ("http://10.0.0.1/", PRIVATE, ALLOW),
     ("http://172.16.5.4/", PRIVATE, ALLOW),
@@ -87,7 +102,8 @@ const CASES: &[(&str, &str, &str)] = &[
     ("http://100.127.255.254/", PRIVATE, ALLOW),
     ("http://[fd12:3456::1]/", PRIVATE, ALLOW),
     ("http://[fc00::1]/", PRIVATE, ALLOW),
-    ("http://[fe80::1%25eth0]/", PRIVATE, ALLOW),
+    // A zone id is not part of a URL host for the parser reqwest uses.
+    ("http://[fe80::1%25eth0]/", BAD, BAD),
     ("http://[fe80::1]/", PRIVATE, ALLOW),
     ("http://[::ffff:10.0.0.1]/", PRIVATE, ALLOW),
     ("http://[64:ff9b::a00:1]/", PRIVATE, ALLOW),
@@ -112,6 +128,9 @@ const CASES: &[(&str, &str, &str)] = &[
     ("http://0xa9fea9fe/", META, META),
     ("http://2852039166/", META, META),
     ("http://[::ffff:169.254.169.254]/", META, META),
+    ("http://[::ffff:0:a9fe:a9fe]/", META, META),
+    ("http://[64:ff9b::a9fe:a9fe]/", META, META),
+    ("http://[2002:a9fe:a9fe::]/", META, META),
     ("http://[fd00:ec2::254]/", META, META),
     ("http://100.100.100.200/", META, META),
     (
@@ -129,7 +148,9 @@ const CASES: &[(&str, &str, &str)] = &[
     ("javascript:alert(1)", SCHEME, SCHEME),
     ("data:text/plain,hi", SCHEME, SCHEME),
     // Malformed or unresolvable: fail closed.
-    ("http:///nohost", BAD, BAD),
+    // Special schemes skip extra slashes: this is host `nohost`, as reqwest reads it.
+    ("http:///nohost", DNS, DNS),
+    ("http://", BAD, BAD),
     ("http://[::1/", BAD, BAD),
     ("http://127.0.0.1%2f/", BAD, BAD),
     ("not a url", BAD, BAD),
@@ -167,9 +188,9 @@ fn dns_name_resolving_private_is_blocked_with_the_address() {
 
 #[test]
 fn redirect_chain_to_loopback_is_blocked() {
-    let resolver = FakeResolver::new();
+    let resolver = Arc::new(FakeResolver::new());
     let mut guard =
-        RedirectGuard::start("https://example.com/a", UrlPolicy::default(), &resolver).unwrap();
+        RedirectGuard::start("https://example.com/a", UrlPolicy::default(), resolver).unwrap();
     assert_eq!(guard.follow("/b").unwrap(), "https://example.com/b");
     assert_eq!(guard.follow("c?x=1").unwrap(), "https://example.com/c?x=1");
     assert_eq!(
@@ -188,9 +209,9 @@ fn redirect_chain_to_loopback_is_blocked() {
 
 #[test]
 fn redirect_loops_end() {
-    let resolver = FakeResolver::new();
+    let resolver = Arc::new(FakeResolver::new());
     let mut guard =
-        RedirectGuard::start("https://example.com/", UrlPolicy::default(), &resolver).unwrap();
+        RedirectGuard::start("https://example.com/", UrlPolicy::default(), resolver).unwrap();
     for _ in 0..MAX_REDIRECTS {
         guard.follow("/again").unwrap();
     }
@@ -198,29 +219,51 @@ fn redirect_loops_end() {
 }
 
 #[test]
-fn loose_ipv4_spellings() {
-    for (host, ip) in [
-        ("2130706433", "127.0.0.1"),
-        ("0x7f.1", "127.0.0.1"),
-        ("127.1", "127.0.0.1"),
-        ("0177.0.0.01", "127.0.0.1"),
-        ("10.1", "10.0.0.1"),
-        ("192.168.257", "192.168.1.1"),
+fn loose_ipv4_spellings_are_decoded_by_the_parser() {
+    for (url, ip) in [
+        ("http://2130706433/", "127.0.0.1"),
+        ("http://0x7f.1/", "127.0.0.1"),
+        ("http://127.1/", "127.0.0.1"),
+        ("http://0177.0.0.01/", "127.0.0.1"),
+        ("http://10.1/", "10.0.0.1"),
+        ("http://192.168.257/", "192.168.1.1"),
+        ("http://127.0.0.1./", "127.0.0.1"),
     ] {
-        assert_eq!(parse_ipv4_loose(host), Some(ip.parse().unwrap()), "{host}");
+        let (_, literal) = target(&parse_url(url).unwrap()).unwrap();
+        assert_eq!(literal, Some(ip.parse().unwrap()), "{url}");
     }
-    for host in [
-        "example.com",
-        "cafe",
-        "1.2.3.4.5",
-        "256.1.1.1",
-        "09",
-        "0x",
-        "1..2",
-    ] {
-        let parsed = parse_ipv4_loose(host);
-        assert!(parsed.is_none() || host == "0x", "{host} -> {parsed:?}");
+    for url in ["http://1.2.3.4.5/", "http://256.1.1.1/", "http://09/"] {
+        assert!(parse_url(url).is_err(), "{url}");
     }
+    let (host, literal) = target(&parse_url("http://Example.COM./").unwrap()).unwrap();
+    assert_eq!((host.as_str(), literal), ("example.com", None));
+}
+
+#[test]
+fn resolve_checked_returns_only_what_passed() {
+    let resolver = FakeResolver::new();
+    assert_eq!(
+        resolve_checked("example.com", UrlPolicy::default(), &resolver).unwrap(),
+        vec!["93.184.216.34".parse::<IpAddr>().unwrap()]
+    );
+    assert!(matches!(
+        resolve_checked("rebind.evil", UrlPolicy::default(), &resolver),
+        Err(UrlBlock::Private { .. })
+    ));
+    assert!(matches!(
+        resolve_checked(
+            "METADATA.google.internal.",
+            UrlPolicy {
+                allow_private: true
+            },
+            &resolver
+        ),
+        Err(UrlBlock::Metadata(_))
+    ));
+    assert_eq!(
+        resolve_checked("nowhere.invalid", UrlPolicy::default(), &resolver),
+        Err(UrlBlock::Dns("nowhere.invalid".into()))
+    );
 }
 
 #[test]

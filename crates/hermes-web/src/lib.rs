@@ -19,7 +19,7 @@ use hermes_tools::Tool;
 pub use settings::WebSettings;
 
 /// The web tools for `settings`: `http` for backend calls, `fetcher` (see
-/// [`extract::fetch::client`]) for pages fetched here. Both clients are
+/// [`extract::fetch::Fetcher`]) for pages fetched here. Both clients are
 /// meant to be made once per process and shared.
 pub fn tools(
     settings: Arc<WebSettings>,

@@ -103,7 +103,7 @@ impl Loader<'_> {
             }
             Source::Web(url) => {
                 let (_, _, body) = crate::extract::fetch::fetch_raw(
-                    self.http.client()?,
+                    self.http,
                     &url,
                     self.policy,
                     "image/*,*/*;q=0.8",
@@ -201,8 +201,7 @@ impl std::fmt::Debug for VisionTool {
 }
 
 impl VisionTool {
-    /// A tool asking `model` about images, fetching URLs over `fetcher`
-    /// (a [`crate::extract::fetch::client`]).
+    /// A tool asking `model` about images, fetching URLs over `fetcher`.
     pub fn new(
         model: Arc<dyn VisionModel>,
         policy: UrlPolicy,

@@ -1,10 +1,14 @@
 //! Fetching a page ourselves: every hop of a redirect chain passes the URL
-//! policy before it is requested, the body is read up to a cap, and what
-//! came back is told apart (HTML, PDF, text) by its type and first bytes.
+//! policy before it is requested, the connection is made only to addresses
+//! the policy checked (see [`super::dns`]), the body is read up to a cap, and
+//! what came back is told apart (HTML, PDF, text) by its type and first bytes.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use hermes_tools::url_safety::{RedirectGuard, SystemResolver, UrlPolicy};
+use hermes_tools::url_safety::{RedirectGuard, Resolver, SystemResolver, UrlPolicy};
+
+use super::dns::{CheckedDns, proxy_hosts, refusal};
 
 /// The most of a body read.
 pub const MAX_BODY: usize = 20 * 1024 * 1024;
@@ -12,8 +16,6 @@ pub const MAX_BODY: usize = 20 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// What browsers send, so sites serve their normal page.
 const USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36 hermes-rs";
-
-static RESOLVER: SystemResolver = SystemResolver;
 
 /// What a fetched body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,24 +39,72 @@ pub struct Fetched {
     pub body: Vec<u8>,
 }
 
-/// The fetch client, made on first use (building one loads TLS settings:
-/// a session that never fetches should not pay for it). Cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct Fetcher(std::sync::Arc<std::sync::OnceLock<Result<reqwest::Client, String>>>);
+/// The fetch clients, made on first use (building one loads TLS settings:
+/// a session that never fetches should not pay for it), one per policy since
+/// the policy lives in the client's resolver. Cheap to clone.
+#[derive(Clone)]
+pub struct Fetcher(Arc<Clients>);
 
-impl Fetcher {
-    /// The client, built the first time it is asked for.
-    pub fn client(&self) -> Result<&reqwest::Client, String> {
-        self.0.get_or_init(client).as_ref().map_err(Clone::clone)
+struct Clients {
+    resolver: Arc<dyn Resolver>,
+    strict: OnceLock<Result<reqwest::Client, String>>,
+    relaxed: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fetcher")
     }
 }
 
-/// A client that never follows redirects itself (each hop is checked here).
-pub fn client() -> Result<reqwest::Client, String> {
+impl Default for Fetcher {
+    fn default() -> Self {
+        Self::with_resolver(Arc::new(SystemResolver))
+    }
+}
+
+impl Fetcher {
+    /// Fetches resolving names with `resolver` (the system's by default).
+    pub fn with_resolver(resolver: Arc<dyn Resolver>) -> Self {
+        Self(Arc::new(Clients {
+            resolver,
+            strict: OnceLock::new(),
+            relaxed: OnceLock::new(),
+        }))
+    }
+
+    /// The client for `policy`, built the first time it is asked for.
+    pub fn client(&self, policy: UrlPolicy) -> Result<&reqwest::Client, String> {
+        let slot = if policy.allow_private {
+            &self.0.relaxed
+        } else {
+            &self.0.strict
+        };
+        slot.get_or_init(|| {
+            client(CheckedDns::new(
+                policy,
+                self.0.resolver.clone(),
+                proxy_hosts(),
+            ))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+
+    /// The resolver the checks use.
+    pub fn resolver(&self) -> Arc<dyn Resolver> {
+        self.0.resolver.clone()
+    }
+}
+
+/// A client that never follows redirects itself (each hop is checked here)
+/// and connects only to addresses `dns` has checked.
+pub fn client(dns: CheckedDns) -> Result<reqwest::Client, String> {
     let tls = hermes_llm::SharedHttp::websocket_tls().map_err(|e| e.to_string())?;
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(dns))
         .user_agent(USER_AGENT)
         .connect_timeout(Duration::from_secs(10))
         .build()
@@ -94,13 +144,9 @@ fn kind_of(content_type: &str, body: &[u8]) -> Result<Kind, String> {
 }
 
 /// Fetches `url` under `policy` as a page to read.
-pub async fn fetch(
-    http: &reqwest::Client,
-    url: &str,
-    policy: UrlPolicy,
-) -> Result<Fetched, String> {
+pub async fn fetch(fetcher: &Fetcher, url: &str, policy: UrlPolicy) -> Result<Fetched, String> {
     let accept = "text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.5";
-    let (final_url, content_type, body) = fetch_raw(http, url, policy, accept).await?;
+    let (final_url, content_type, body) = fetch_raw(fetcher, url, policy, accept).await?;
     let kind = kind_of(&content_type, &body)?;
     Ok(Fetched {
         final_url,
@@ -112,32 +158,28 @@ pub async fn fetch(
 /// Fetches `url` under `policy`, every redirect hop checked: the final
 /// address, the content type and the body.
 pub async fn fetch_raw(
-    http: &reqwest::Client,
+    fetcher: &Fetcher,
     url: &str,
     policy: UrlPolicy,
     accept: &str,
 ) -> Result<(String, String, Vec<u8>), String> {
+    let http = fetcher.client(policy)?;
     let start = url.to_owned();
+    let resolver = fetcher.resolver();
     let mut guard =
-        tokio::task::spawn_blocking(move || RedirectGuard::start(&start, policy, &RESOLVER))
+        tokio::task::spawn_blocking(move || RedirectGuard::start(&start, policy, resolver))
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| block_message(&e.to_string()))?;
     loop {
         let current = guard.current().to_owned();
         let response = http
-            .get(&current)
+            .get(guard.current_url().clone())
             .header("Accept", accept)
             .timeout(TIMEOUT)
             .send()
             .await
-            .map_err(|e| {
-                if e.is_timeout() {
-                    "Fetch timed out after 30s — the page may be too large or unresponsive. Try browser_navigate instead.".to_owned()
-                } else {
-                    format!("Cannot fetch {current}: cannot connect")
-                }
-            })?;
+            .map_err(|e| send_error(&e, &current))?;
         let status = response.status();
         if status.is_redirection() {
             let location = response
@@ -192,6 +234,18 @@ async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, String>
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// What a failed request is reported as: the policy's refusal when the
+/// connection's own resolution was refused.
+fn send_error(error: &reqwest::Error, url: &str) -> String {
+    if let Some(block) = refusal(error) {
+        block_message(&block.to_string())
+    } else if error.is_timeout() {
+        "Fetch timed out after 30s — the page may be too large or unresponsive. Try browser_navigate instead.".to_owned()
+    } else {
+        format!("Cannot fetch {url}: cannot connect")
+    }
 }
 
 /// The reference's wording for a refused address, with our reason.

@@ -4,6 +4,7 @@
 //! Long pages come back as head and tail, the whole text kept on disk.
 
 pub mod backends;
+pub mod dns;
 pub mod fetch;
 pub mod page;
 pub mod truncate;
@@ -133,7 +134,7 @@ impl std::fmt::Debug for WebExtractTool {
 
 impl WebExtractTool {
     /// A tool reading pages with `settings`: extract APIs over `http`,
-    /// pages over `fetcher` (a [`fetch::client`]).
+    /// pages over `fetcher`.
     pub fn new(settings: Arc<WebSettings>, http: reqwest::Client, fetcher: fetch::Fetcher) -> Self {
         Self {
             settings,
@@ -144,11 +145,7 @@ impl WebExtractTool {
 
     /// Reads one URL here: fetch, convert.
     async fn read_here(&self, url: &str) -> Row {
-        let client = match self.fetcher.client() {
-            Ok(client) => client,
-            Err(e) => return Row::failed(url, e),
-        };
-        let fetched = match fetch::fetch(client, url, self.settings.policy).await {
+        let fetched = match fetch::fetch(&self.fetcher, url, self.settings.policy).await {
             Ok(f) => f,
             Err(e) => return Row::failed(url, e),
         };
