@@ -1,13 +1,14 @@
 //! `hermes pairing list|approve|revoke|clear-pending`: who may talk to the
-//! bot on messaging platforms, with the reference's output (every outcome
-//! exits 0, as there).
+//! bot on messaging platforms, with the reference's output. A failed
+//! approval exits 1 with its reason on stderr (the reference exits 0, which
+//! scripts cannot tell from success).
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use hermes_gateway::messaging::pairing::{Approval, PairingStore};
+use hermes_gateway::messaging::pairing::{Approval, Approver, PairingStore};
 use hermes_session::Setup;
 
 /// `hermes pairing` arguments.
@@ -53,50 +54,7 @@ pub fn run(args: PairingArgs, setup: &Setup) -> Result<ExitCode> {
     };
     match action {
         PairingAction::List => list(&store, &mut out)?,
-        PairingAction::Approve { platform, code } => {
-            let platform = platform.trim().to_lowercase();
-            let code = code.trim().to_uppercase();
-            match store.approve(&platform, &code)? {
-                Approval::Approved { user_id, user_name } => {
-                    let who = if user_name.is_empty() {
-                        format!("User {user_id}")
-                    } else {
-                        format!("User {user_name} ({user_id})")
-                    };
-                    writeln!(
-                        out,
-                        "\n  Approved! {who} on {platform} can now use the bot~"
-                    )?;
-                    writeln!(
-                        out,
-                        "  They'll be recognized automatically on their next message.\n"
-                    )?;
-                }
-                Approval::LockedOut(left) => {
-                    writeln!(
-                        out,
-                        "\n  Platform '{platform}' is locked out after too many failed approval attempts."
-                    )?;
-                    writeln!(
-                        out,
-                        "  Lockout clears in ~{} minute(s).",
-                        (left as u64) / 60
-                    )?;
-                    writeln!(
-                        out,
-                        "  To reset sooner, delete the '_lockout:{platform}' entry from {}\n",
-                        store.dir().join("_rate_limits.json").display()
-                    )?;
-                }
-                Approval::NotFound => {
-                    writeln!(
-                        out,
-                        "\n  Code '{code}' not found or expired for platform '{platform}'."
-                    )?;
-                    writeln!(out, "  Run 'hermes pairing list' to see pending codes.\n")?;
-                }
-            }
-        }
+        PairingAction::Approve { platform, code } => return approve(&store, &platform, &code),
         PairingAction::Revoke { platform, user_id } => {
             let platform = platform.trim().to_lowercase();
             if store.revoke(&platform, &user_id)? {
@@ -117,6 +75,45 @@ pub fn run(args: PairingArgs, setup: &Setup) -> Result<ExitCode> {
         },
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hermes pairing approve`: the approval on stdout, a failure on stderr with exit 1.
+fn approve(store: &PairingStore, platform: &str, code: &str) -> Result<ExitCode> {
+    let platform = platform.trim().to_lowercase();
+    let code = code.trim().to_uppercase();
+    let approval = store.approve(&platform, &code, Approver::Owner)?;
+    if let Approval::Approved { user_id, user_name } = approval {
+        let who = if user_name.is_empty() {
+            format!("User {user_id}")
+        } else {
+            format!("User {user_name} ({user_id})")
+        };
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "\n  Approved! {who} on {platform} can now use the bot~"
+        )?;
+        writeln!(
+            out,
+            "  They'll be recognized automatically on their next message.\n"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut err = std::io::stderr().lock();
+    if let Approval::LockedOut(left) = approval {
+        writeln!(
+            err,
+            "\n  Locked out of '{platform}' after too many failed approval attempts; try again in ~{} minute(s).\n",
+            (left as u64) / 60
+        )?;
+    } else {
+        writeln!(
+            err,
+            "\n  Code '{code}' not found or expired for platform '{platform}'."
+        )?;
+        writeln!(err, "  Run 'hermes pairing list' to see pending codes.\n")?;
+    }
+    Ok(ExitCode::FAILURE)
 }
 
 fn list(store: &PairingStore, out: &mut impl Write) -> Result<()> {

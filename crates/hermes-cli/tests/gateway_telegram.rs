@@ -126,9 +126,9 @@ fn an_unknown_user_pairs_with_a_code_the_owner_approves() {
         .args(["pairing", "approve", "telegram", "ZZZZZZZZ"])
         .output()
         .unwrap();
-    assert!(wrong.status.success());
+    assert!(!wrong.status.success());
     assert!(
-        stdout(&wrong).contains("Code 'ZZZZZZZZ' not found or expired for platform 'telegram'.")
+        stderr(&wrong).contains("Code 'ZZZZZZZZ' not found or expired for platform 'telegram'.")
     );
     let listed = sb.command().args(["pairing", "list"]).output().unwrap();
     assert!(

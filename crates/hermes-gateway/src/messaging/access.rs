@@ -210,7 +210,13 @@ mod tests {
         assert!(!r.allows("telegram", &from("5", ChatKind::Dm), &pairing));
         assert_eq!(r.stranger_dm(), StrangerDm::Ignore);
         let code = pairing.issue_code("telegram", "5", "Eve").unwrap().unwrap();
-        pairing.approve("telegram", &code).unwrap();
+        pairing
+            .approve(
+                "telegram",
+                &code,
+                crate::messaging::pairing::Approver::Owner,
+            )
+            .unwrap();
         assert!(
             r.allows("telegram", &from("5", ChatKind::Dm), &pairing),
             "paired users join the list"

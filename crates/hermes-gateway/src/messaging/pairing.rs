@@ -1,7 +1,13 @@
 //! DM pairing, in the reference's files: an unknown user gets an
 //! 8-character code; the owner approves it with `hermes pairing approve`.
 //! Codes are stored only as salted hashes, expire after an hour, and five
-//! wrong approvals lock the platform out for an hour. Files are 0600.
+//! wrong approvals lock the one who tried them out for an hour. Files are 0600.
+//!
+//! Unlike the reference, whose lockout covers the whole platform (the owner
+//! could approve nothing and no stranger got a code for an hour), the lockout
+//! is per guesser: the owner at this machine holds the pairing files and
+//! could rewrite them, so locking them out protects nothing, and a guesser
+//! elsewhere (a chat user, a remote session) only locks out themselves.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -34,6 +40,15 @@ pub fn code_message(platform: &str, code: &str) -> String {
     )
 }
 
+/// Who tries a code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approver<'a> {
+    /// The owner at this machine (`hermes pairing approve`): never locked out.
+    Owner,
+    /// Anyone else, by id: wrong codes count against this id alone.
+    Other(&'a str),
+}
+
 /// The message when no code can be issued now.
 pub const TOO_MANY: &str = "Too many pairing requests right now~ Please try again later!";
 
@@ -49,7 +64,7 @@ pub enum Approval {
     },
     /// No pending code matches (wrong or expired).
     NotFound,
-    /// The platform is locked out for this many more seconds.
+    /// The guesser is locked out for this many more seconds.
     LockedOut(f64),
 }
 
@@ -215,9 +230,14 @@ impl PairingStore {
         Ok(pending)
     }
 
-    fn locked_out_for(&self, limits: &Map<String, Value>, platform: &str) -> Option<f64> {
+    fn locked_out_for(
+        &self,
+        limits: &Map<String, Value>,
+        platform: &str,
+        who: &str,
+    ) -> Option<f64> {
         let until = limits
-            .get(&format!("_lockout:{platform}"))
+            .get(&format!("_lockout:{platform}:{who}"))
             .and_then(Value::as_f64)?;
         let left = until - (self.now)();
         (left > 0.0).then_some(left)
@@ -242,8 +262,8 @@ impl PairingStore {
         self.write("_rate_limits.json", &limits)
     }
 
-    /// A new code for the user, or `None` when the platform is locked out,
-    /// the user asked recently, or three codes already wait.
+    /// A new code for the user, or `None` when the user is locked out for
+    /// wrong guesses, asked recently, or three codes already wait.
     pub fn issue_code(
         &self,
         platform: &str,
@@ -259,7 +279,7 @@ impl PairingStore {
             .get(&format!("{platform}:{user_id}"))
             .and_then(Value::as_f64)
             .is_some_and(|t| now - t < RATE_LIMIT_SECS);
-        if self.locked_out_for(&limits, platform).is_some()
+        if self.locked_out_for(&limits, platform, user_id).is_some()
             || recent
             || pending.len() >= MAX_PENDING
         {
@@ -288,12 +308,16 @@ impl PairingStore {
         Ok(Some(code))
     }
 
-    /// Approves `code` on `platform`.
-    pub fn approve(&self, platform: &str, code: &str) -> std::io::Result<Approval> {
+    /// Approves `code` on `platform`, tried `by` someone.
+    pub fn approve(&self, platform: &str, code: &str, by: Approver) -> std::io::Result<Approval> {
         let _guard = self.lock();
         let mut pending = self.purge_expired(platform)?;
         let mut limits = self.read("_rate_limits.json");
-        if let Some(left) = self.locked_out_for(&limits, platform) {
+        let guesser = match by {
+            Approver::Owner => None,
+            Approver::Other(id) => Some(id.trim()),
+        };
+        if let Some(left) = guesser.and_then(|who| self.locked_out_for(&limits, platform, who)) {
             return Ok(Approval::LockedOut(left));
         }
         let code = code.trim().to_ascii_uppercase();
@@ -303,20 +327,10 @@ impl PairingStore {
             same(&salted_hash(salt, &code), hash).then(|| id.clone())
         });
         let Some(id) = found else {
-            let key = format!("_failures:{platform}");
-            let failures = limits.get(&key).and_then(Value::as_i64).unwrap_or(0) + 1;
-            if failures >= MAX_FAILURES {
-                limits.insert(
-                    format!("_lockout:{platform}"),
-                    json!((self.now)() + LOCKOUT_SECS),
-                );
-                limits.insert(key, json!(0));
-                self.write("_rate_limits.json", &limits)?;
-                return Ok(Approval::LockedOut(LOCKOUT_SECS));
-            }
-            limits.insert(key, json!(failures));
-            self.write("_rate_limits.json", &limits)?;
-            return Ok(Approval::NotFound);
+            return match guesser {
+                Some(who) => self.count_failure(&mut limits, platform, who),
+                None => Ok(Approval::NotFound),
+            };
         };
         let entry = pending.remove(&id).unwrap_or(Value::Null);
         let user_id = entry
@@ -338,6 +352,30 @@ impl PairingStore {
         );
         self.write(&approved_name, &approved)?;
         Ok(Approval::Approved { user_id, user_name })
+    }
+
+    /// Counts a wrong code against `who`, locking them out at the limit.
+    fn count_failure(
+        &self,
+        limits: &mut Map<String, Value>,
+        platform: &str,
+        who: &str,
+    ) -> std::io::Result<Approval> {
+        let key = format!("_failures:{platform}:{who}");
+        let failures = limits.get(&key).and_then(Value::as_i64).unwrap_or(0) + 1;
+        let outcome = if failures >= MAX_FAILURES {
+            limits.insert(
+                format!("_lockout:{platform}:{who}"),
+                json!((self.now)() + LOCKOUT_SECS),
+            );
+            limits.insert(key, json!(0));
+            Approval::LockedOut(LOCKOUT_SECS)
+        } else {
+            limits.insert(key, json!(failures));
+            Approval::NotFound
+        };
+        self.write("_rate_limits.json", limits)?;
+        Ok(outcome)
     }
 
     /// Removes an approved user; `false` when they were not approved.
@@ -448,7 +486,9 @@ mod tests {
             "rate limited"
         );
         assert_eq!(store.pending().len(), 1);
-        let got = store.approve("telegram", &code.to_lowercase()).unwrap();
+        let got = store
+            .approve("telegram", &code.to_lowercase(), Approver::Owner)
+            .unwrap();
         assert_eq!(
             got,
             Approval::Approved {
@@ -458,7 +498,7 @@ mod tests {
         );
         assert!(store.is_approved("telegram", "42"));
         assert_eq!(
-            store.approve("telegram", &code).unwrap(),
+            store.approve("telegram", &code, Approver::Owner).unwrap(),
             Approval::NotFound
         );
         let mode = std::fs::metadata(dir.path().join("platforms/pairing/telegram-approved.json"))
@@ -475,29 +515,69 @@ mod tests {
     }
 
     #[test]
-    fn five_wrong_codes_lock_the_platform_out() {
+    fn five_wrong_codes_lock_out_the_guesser_only() {
         let dir = tempfile::tempdir().unwrap();
         let store = PairingStore::new(dir.path());
         let code = store.issue_code("telegram", "7", "Bo").unwrap().unwrap();
+        let mallory = Approver::Other("666");
         for _ in 0..4 {
             assert_eq!(
-                store.approve("telegram", "AAAAAAAA").unwrap(),
+                store.approve("telegram", "AAAAAAAA", mallory).unwrap(),
                 Approval::NotFound
             );
         }
         assert!(matches!(
-            store.approve("telegram", "AAAAAAAA").unwrap(),
+            store.approve("telegram", "AAAAAAAA", mallory).unwrap(),
             Approval::LockedOut(_)
         ));
-        assert!(matches!(
-            store.approve("telegram", &code).unwrap(),
-            Approval::LockedOut(_)
-        ));
-        assert!(store.issue_code("telegram", "8", "Cy").unwrap().is_none());
         assert!(
-            store.issue_code("discord", "8", "Cy").unwrap().is_some(),
-            "per platform"
+            matches!(
+                store.approve("telegram", &code, mallory).unwrap(),
+                Approval::LockedOut(_)
+            ),
+            "a locked-out guesser cannot approve even a right code"
         );
+        assert!(
+            store
+                .issue_code("telegram", "666", "Mal")
+                .unwrap()
+                .is_none(),
+            "nor get a code"
+        );
+        assert!(
+            store.issue_code("telegram", "8", "Cy").unwrap().is_some(),
+            "other strangers still get codes"
+        );
+        assert_eq!(
+            store
+                .approve("telegram", "AAAAAAAA", Approver::Other("9"))
+                .unwrap(),
+            Approval::NotFound,
+            "another guesser is not locked out"
+        );
+        assert!(matches!(
+            store.approve("telegram", &code, Approver::Owner).unwrap(),
+            Approval::Approved { .. }
+        ));
+        assert!(store.is_approved("telegram", "7"));
+    }
+
+    #[test]
+    fn the_owner_is_never_locked_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = PairingStore::new(dir.path());
+        let code = store.issue_code("slack", "U7", "Bo").unwrap().unwrap();
+        for _ in 0..20 {
+            assert_eq!(
+                store.approve("slack", "AAAAAAAA", Approver::Owner).unwrap(),
+                Approval::NotFound
+            );
+        }
+        assert!(store.issue_code("slack", "U8", "Cy").unwrap().is_some());
+        assert!(matches!(
+            store.approve("slack", &code, Approver::Owner).unwrap(),
+            Approval::Approved { .. }
+        ));
     }
 
     fn later() -> f64 {
@@ -512,7 +592,10 @@ mod tests {
             .unwrap()
             .unwrap();
         let store = PairingStore::new(dir.path()).with_clock(later);
-        assert_eq!(store.approve("slack", &code).unwrap(), Approval::NotFound);
+        assert_eq!(
+            store.approve("slack", &code, Approver::Owner).unwrap(),
+            Approval::NotFound
+        );
         assert!(store.pending().is_empty());
     }
 }
