@@ -1,10 +1,18 @@
 //! Running the API server until a shutdown signal, then draining in-flight runs.
+//!
+//! Connections are served by hyper directly rather than `axum::serve`, which
+//! gives hyper no timer, so a client trickling its headers held a connection
+//! (and a task) open forever; here the headers must arrive within
+//! [`HEADER_READ_TIMEOUT`].
 
 use std::net::SocketAddr;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hermes_session::SessionManager;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::{AppState, router};
@@ -12,6 +20,9 @@ use crate::config::ApiServerConfig;
 
 /// How long shutdown waits for in-flight runs.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a client may take to send a request's headers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A bound server, ready to run.
 pub struct Server {
@@ -46,15 +57,120 @@ impl Server {
     pub async fn run(self, stop: CancellationToken) -> Result<(), String> {
         let state = self.state.clone();
         let app = router(self.state);
-        let graceful = stop.clone();
-        axum::serve(self.listener, app)
-            .with_graceful_shutdown(async move { graceful.cancelled().await })
-            .await
-            .map_err(|e| format!("server error: {e}"))?;
+        serve(self.listener, app, stop, HEADER_READ_TIMEOUT).await;
         let deadline = Instant::now() + DRAIN_TIMEOUT;
         while state.inflight.count() > 0 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Ok(())
+    }
+}
+
+/// Serves `app` on `listener` until `stop` fires, then lets open connections
+/// finish their requests and returns once all are closed.
+pub(crate) async fn serve(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    stop: CancellationToken,
+    header_timeout: Duration,
+) {
+    // Every connection task holds a receiver; `closed` resolves when all are gone.
+    let (open_tx, open_rx) = tokio::sync::watch::channel(());
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of descriptors and the like: pause rather than spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => break,
+        };
+        let service = TowerToHyperService::new(app.clone());
+        let stop = stop.clone();
+        let open = open_rx.clone();
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let mut conn = pin!(
+                builder
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+            );
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                () = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(open);
+        });
+    }
+    drop(listener);
+    drop(open_rx);
+    open_tx.closed().await;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_trickling_its_headers_is_cut_off() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new().route("/health", axum::routing::get(|| async { "ok" }));
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(serve(
+            listener,
+            app,
+            stop.clone(),
+            Duration::from_millis(500),
+        ));
+        let (cut_after, answered) = tokio::task::spawn_blocking(move || {
+            // A well-behaved request is answered.
+            let mut quick = std::net::TcpStream::connect(addr).unwrap();
+            quick
+                .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let mut answer = String::new();
+            quick.read_to_string(&mut answer).unwrap();
+            // One header byte every 100 ms, never finishing.
+            let started = Instant::now();
+            let mut slow = std::net::TcpStream::connect(addr).unwrap();
+            slow.write_all(b"GET /health HTTP/1.1\r\n").unwrap();
+            while started.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(100));
+                if slow.write_all(b"X").is_err() {
+                    break;
+                }
+            }
+            (started.elapsed(), answer)
+        })
+        .await
+        .unwrap();
+        assert!(answered.ends_with("ok"), "{answered}");
+        assert!(
+            cut_after < Duration::from_secs(3),
+            "the slow client kept its connection for {cut_after:?}"
+        );
+        stop.cancel();
+        tokio::time::timeout(Duration::from_secs(5), server)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    #[test]
+    fn the_default_header_timeout_is_within_thirty_seconds() {
+        assert!(HEADER_READ_TIMEOUT <= Duration::from_secs(30));
     }
 }
