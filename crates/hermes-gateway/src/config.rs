@@ -90,7 +90,11 @@ pub fn from_tree(
             from_config.or_else(|| env_text(var))
         }
     };
-    let key = pick("key", "API_SERVER_KEY").unwrap_or_default();
+    // Surrounding whitespace in the setting is a quoting slip, not part of the
+    // key (clients cannot send it: HTTP drops it from header values).
+    let key = pick("key", "API_SERVER_KEY")
+        .map(|k| k.trim().to_owned())
+        .unwrap_or_default();
     check_key(&key)?;
     let host = pick("host", "API_SERVER_HOST").unwrap_or_else(|| DEFAULT_HOST.to_owned());
     // An unreadable port falls back to the default, as the reference does.
@@ -199,6 +203,12 @@ mod tests {
         assert_eq!(
             (c.port, c.max_concurrent_runs, c.model_name.as_str()),
             (8642, 10, "hermes-agent")
+        );
+        let padded =
+            |k: &str| (k == "API_SERVER_KEY").then(|| " s3cret-s3cret-s3cret \t".to_owned());
+        assert_eq!(
+            from_tree(&json!({}), &padded).unwrap().unwrap().key,
+            "s3cret-s3cret-s3cret"
         );
         let weak = |k: &str| (k == "API_SERVER_KEY").then(|| "changeme".to_owned());
         assert!(

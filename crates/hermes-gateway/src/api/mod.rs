@@ -137,7 +137,9 @@ async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {
     ApiError::not_found(format!("Unknown route: {method} {}", uri.path()))
 }
 
-/// Bearer key on every route but `/health`.
+/// Bearer key on every route but `/health`, compared exactly: what follows
+/// `Bearer ` is the key, with no trimming (the reference strips it, which
+/// lets `Bearer  KEY` in).
 async fn authorize(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let given = request
         .headers()
@@ -146,8 +148,7 @@ async fn authorize(State(state): State<Arc<AppState>>, request: Request, next: N
         .and_then(|v| {
             v.strip_prefix("Bearer ")
                 .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim);
+        });
     match given {
         Some(key) if constant_time_eq(key.as_bytes(), state.config.key.as_bytes()) => {
             next.run(request).await
