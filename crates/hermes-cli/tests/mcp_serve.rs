@@ -162,3 +162,57 @@ fn mcp_inspector_cli_lists_and_calls_tools() {
     let body: Value = serde_json::from_str(text).unwrap();
     assert_eq!(body["count"], 1, "{body}");
 }
+
+/// Reads `hermes mcp serve`'s stdout lines on a thread, so a missing reply
+/// fails the test instead of hanging it.
+fn reply_lines(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<Value> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or(Value::String(line)));
+        }
+    });
+    rx
+}
+
+#[test]
+fn a_line_that_is_not_json_gets_a_parse_error_and_the_server_keeps_serving() {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::Duration;
+    let sb = support::Sandbox::start();
+    let mut child = sb
+        .command()
+        .args(["mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let replies = reply_lines(child.stdout.take().unwrap());
+    let next = || replies.recv_timeout(Duration::from_secs(20)).unwrap();
+    stdin
+        .write_all(b"{\"jsonrpc\": \"2.0\", \"method\": \n")
+        .unwrap();
+    let error = next();
+    assert_eq!(error["id"], Value::Null, "{error}");
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    stdin.write_all(format!("{init}\n").as_bytes()).unwrap();
+    let ready = next();
+    assert_eq!(ready["result"]["serverInfo"]["name"], "hermes", "{ready}");
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\nnot json either\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n")
+        .unwrap();
+    let mut got = [next(), next()];
+    got.sort_by_key(|v| v["id"].is_null());
+    assert_eq!(got[0]["id"], 2, "{}", got[0]);
+    assert!(!got[0]["result"]["tools"].as_array().unwrap().is_empty());
+    assert_eq!(got[1]["error"]["code"], -32700, "{}", got[1]);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

@@ -3,6 +3,7 @@
 //! conversations, messages, attachments, events, channels, permissions).
 
 mod bridge;
+mod framing;
 mod index;
 mod tools;
 
@@ -49,12 +50,15 @@ impl HermesServer {
     /// Serves on stdin/stdout until the client disconnects.
     pub async fn serve_stdio(self) -> Result<(), String> {
         let poller = tokio::spawn(self.bridge.clone().run());
+        let framed = framing::frame(tokio::io::stdin(), tokio::io::stdout());
         let service = self
-            .serve(rmcp::transport::stdio())
+            .serve((framed.read, framed.write))
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let _ = service.waiting().await;
         poller.abort();
+        // The last replies still on their way to stdout.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), framed.done).await;
         Ok(())
     }
 }
