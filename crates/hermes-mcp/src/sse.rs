@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
+use hermes_llm::sse::{SseDecoder, SseEvent};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
@@ -28,54 +29,6 @@ pub(crate) struct SseTransport {
 impl Drop for SseTransport {
     fn drop(&mut self) {
         self.reader.abort();
-    }
-}
-
-/// One parsed SSE event.
-#[derive(Debug, Default, PartialEq)]
-struct Event {
-    kind: String,
-    data: String,
-}
-
-/// Incremental SSE parser (lines may arrive split across chunks).
-#[derive(Default)]
-struct Parser {
-    buffer: String,
-    current: Event,
-    has_data: bool,
-}
-
-impl Parser {
-    fn push(&mut self, chunk: &str, out: &mut Vec<Event>) {
-        self.buffer.push_str(chunk);
-        while let Some(pos) = self.buffer.find('\n') {
-            let line: String = self.buffer.drain(..=pos).collect();
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if self.has_data || !self.current.kind.is_empty() {
-                    out.push(std::mem::take(&mut self.current));
-                }
-                self.has_data = false;
-                continue;
-            }
-            if line.starts_with(':') {
-                continue;
-            }
-            let (field, value) = line.split_once(':').unwrap_or((line, ""));
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match field {
-                "event" => self.current.kind = value.to_owned(),
-                "data" => {
-                    if self.has_data {
-                        self.current.data.push('\n');
-                    }
-                    self.current.data.push_str(value);
-                    self.has_data = true;
-                }
-                _ => {}
-            }
-        }
     }
 }
 
@@ -106,7 +59,9 @@ impl SseTransport {
         }
         let base = response.url().clone();
         let mut body = response.bytes_stream();
-        let mut parser = Parser::default();
+        // The one SSE decoder: it keeps bytes until a line ends, so a UTF-8
+        // character split across chunks arrives whole.
+        let mut parser = SseDecoder::new();
         let mut events = Vec::new();
         let endpoint = 'found: loop {
             let Some(chunk) = body.next().await else {
@@ -115,10 +70,10 @@ impl SseTransport {
                 ));
             };
             let chunk = chunk.map_err(|e| format!("reading {url}: {e}"))?;
-            parser.push(&String::from_utf8_lossy(&chunk), &mut events);
+            events.extend(parser.push(&chunk));
             while !events.is_empty() {
                 let event = events.remove(0);
-                if event.kind == "endpoint" {
+                if event.event.as_deref() == Some("endpoint") {
                     let joined = base
                         .join(event.data.trim())
                         .map_err(|e| format!("bad endpoint {:?}: {e}", event.data))?;
@@ -127,22 +82,19 @@ impl SseTransport {
             }
         };
         let (tx, incoming) = mpsc::channel(64);
-        let pending: Vec<Event> = std::mem::take(&mut events);
+        let pending: Vec<SseEvent> = std::mem::take(&mut events);
         let reader = tokio::spawn(async move {
             let mut batch = pending;
             loop {
                 for event in batch.drain(..) {
-                    if !(event.kind.is_empty() || event.kind == "message") {
-                        continue;
-                    }
-                    if let Ok(message) = serde_json::from_str(&event.data)
+                    if let Some(message) = message_of(&event)
                         && tx.send(message).await.is_err()
                     {
                         return;
                     }
                 }
                 match body.next().await {
-                    Some(Ok(chunk)) => parser.push(&String::from_utf8_lossy(&chunk), &mut batch),
+                    Some(Ok(chunk)) => batch = parser.push(&chunk),
                     _ => return,
                 }
             }
@@ -154,6 +106,14 @@ impl SseTransport {
             incoming,
             reader,
         })
+    }
+}
+
+/// The JSON-RPC message a `message` event (or one with no name) carries.
+fn message_of(event: &SseEvent) -> Option<RxJsonRpcMessage<RoleClient>> {
+    match event.event.as_deref() {
+        None | Some("" | "message") => serde_json::from_str(&event.data).ok(),
+        Some(_) => None,
     }
 }
 
@@ -208,28 +168,65 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
+    /// An SSE server on loopback that sends `pieces` one by one, pausing
+    /// between them so each arrives as its own chunk.
+    fn sse_server(pieces: Vec<Vec<u8>>) -> String {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/sse", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            stream.set_nodelay(true).unwrap();
+            let mut head = [0u8; 1024];
+            let _ = std::io::Read::read(&mut stream, &mut head);
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            for piece in pieces {
+                stream.write_all(&piece).unwrap();
+                stream.flush().unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_character_split_across_chunks_arrives_whole() {
+        let frame = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"h\u{e9}llo \u{1f600}\"}}\n\n";
+        let bytes = frame.as_bytes();
+        // Cut inside the é (2 bytes) and inside the emoji (4 bytes).
+        let e_acute = frame.find('\u{e9}').unwrap() + 1;
+        let emoji = frame.find('\u{1f600}').unwrap() + 2;
+        let url = sse_server(vec![
+            b"event: endpoint\ndata: /messages?id=1\n\n".to_vec(),
+            bytes[..e_acute].to_vec(),
+            bytes[e_acute..emoji].to_vec(),
+            bytes[emoji..].to_vec(),
+        ]);
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder().build().unwrap();
+        let mut transport = SseTransport::open(&http, &url, &BTreeMap::new())
+            .await
+            .unwrap();
+        assert!(transport.endpoint.ends_with("/messages?id=1"));
+        let message = tokio::time::timeout(Duration::from_secs(10), transport.receive())
+            .await
+            .unwrap()
+            .unwrap();
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(json["result"]["text"], "h\u{e9}llo \u{1f600}");
+    }
+
     #[test]
-    fn events_split_across_chunks_are_reassembled() {
-        let mut parser = Parser::default();
-        let mut out = Vec::new();
-        parser.push("event: endpoint\r\ndata: /messages?session", &mut out);
-        assert!(out.is_empty());
-        parser.push(
-            "Id=1\r\n\r\n: ping\n\nevent: message\ndata: {\"a\":\ndata: 1}\n\n",
-            &mut out,
-        );
-        assert_eq!(
-            out,
-            vec![
-                Event {
-                    kind: "endpoint".into(),
-                    data: "/messages?sessionId=1".into()
-                },
-                Event {
-                    kind: "message".into(),
-                    data: "{\"a\":\n1}".into()
-                },
-            ]
-        );
+    fn only_message_events_carry_messages() {
+        let event = |name: Option<&str>| SseEvent {
+            event: name.map(str::to_owned),
+            data: r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+            id: None,
+        };
+        assert!(message_of(&event(None)).is_some());
+        assert!(message_of(&event(Some("message"))).is_some());
+        assert!(message_of(&event(Some("endpoint"))).is_none());
     }
 }
