@@ -1,9 +1,12 @@
 //! The one place secrets are masked before text joins the conversation: every
-//! tool result and every assistant reply. What joins the conversation goes to
-//! the provider, state.db, exports and logs, so masking it here covers all of
-//! them.
+//! tool result and every assistant reply, streamed or whole. What joins the
+//! conversation goes to the provider, state.db, exports and logs, so masking
+//! it here covers all of them; the streamed deltas every front-end shows are
+//! masked the same way ([`assistant_stream`]).
 
-use hermes_llm::redact::{RedactOptions, is_env_like_file, redact_terminal_output, redact_with};
+use hermes_llm::redact::{
+    RedactOptions, StreamRedactor, is_env_like_file, redact_terminal_output, redact_with,
+};
 use serde_json::Value;
 
 /// `content` of a `tool` call with `args`, its secrets masked. JSON results
@@ -27,6 +30,12 @@ pub fn tool_result(tool: &str, args: &Value, content: &str) -> String {
 /// `KEY=value` is usually a constant) is left alone.
 pub fn assistant_text(text: &str) -> String {
     redact_with(text, RedactOptions::FILE_READ)
+}
+
+/// A masker for an assistant reply as it streams: what it releases
+/// concatenates to [`assistant_text`] of the whole reply.
+pub fn assistant_stream() -> StreamRedactor {
+    StreamRedactor::new(RedactOptions::FILE_READ)
 }
 
 /// How a tool's output is read.

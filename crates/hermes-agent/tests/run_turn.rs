@@ -436,3 +436,36 @@ async fn a_round_of_only_execute_code_is_refunded_to_the_budget() {
         "an ordinary tool round spends the single call"
     );
 }
+
+#[tokio::test]
+async fn streamed_deltas_are_masked_and_add_up_to_the_stored_reply() {
+    const KEY: &str = "sk-ant-api03-repeatedbythemodel0123456789";
+    let mock = MockServer::start();
+    mock.push(
+        Reply::text(format!("Your key is {KEY} and that is it."))
+            .with_reasoning(format!("The user pasted {KEY} earlier.")),
+    );
+    let mut agent = agent(&mock, 10);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    let (mut text, mut reasoning, mut deltas) = (String::new(), String::new(), 0);
+    for event in collect(&mut rx) {
+        match event {
+            Event::TextDelta { text: t } => {
+                deltas += 1;
+                text.push_str(&t);
+            }
+            Event::ReasoningDelta { text: t } => reasoning.push_str(&t),
+            _ => {}
+        }
+    }
+    assert!(deltas > 1, "the reply still streams in pieces");
+    assert!(!text.contains(KEY) && !reasoning.contains(KEY));
+    let stored = agent.messages().last().unwrap();
+    assert_eq!(stored.content.as_deref(), Some(text.as_str()));
+    assert_eq!(stored.reasoning.as_deref(), Some(reasoning.as_str()));
+    assert_eq!(text, "Your key is «redacted:sk-…» and that is it.");
+}

@@ -216,12 +216,13 @@ fn list(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The environment, home and configuration the flags select.
+/// The environment, home and configuration the flags select. The binary is
+/// the composition root: it installs the installation's known secrets (the
+/// values of `.env` and `auth.json`) for every redaction in the process.
 pub(crate) fn load_setup(run: &RunArgs) -> Result<Setup> {
-    Ok(Setup::load(
-        Env::from_pairs(std::env::vars()),
-        run.ignore_user_config,
-    )?)
+    let setup = Setup::load(Env::from_pairs(std::env::vars()), run.ignore_user_config)?;
+    hermes_llm::redact::install_known_secrets(hermes_session::secrets::known_secrets(&setup));
+    Ok(setup)
 }
 
 /// A running session plus what the terminal needs to show it.

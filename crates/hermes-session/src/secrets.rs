@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use hermes_llm::providers::PROVIDERS;
+use hermes_llm::redact::KnownSecrets;
 
 use crate::setup::Setup;
 
@@ -98,6 +99,31 @@ pub fn credential_vars(setup: &Setup) -> Vec<String> {
     names.into_iter().collect()
 }
 
+/// The secrets this installation holds, masked wherever they appear:
+/// every `.env` value except configuration (see
+/// [`hermes_llm::redact::is_config_name`]), the values of the credential
+/// variables above as the process has them, and the credential fields of
+/// `auth.json`. Unreadable files contribute nothing.
+pub fn known_secrets(setup: &Setup) -> KnownSecrets {
+    let mut dotenv = hermes_state::Env::default();
+    let names = dotenv
+        .load_dotenv(&setup.home.env_file())
+        .unwrap_or_default();
+    let dotenv_pairs: Vec<(&str, &str)> = names
+        .iter()
+        .filter_map(|name| dotenv.get(name).map(|value| (name.as_str(), value)))
+        .collect();
+    let credentials = credential_vars(setup);
+    let credential_values: Vec<&str> = credentials
+        .iter()
+        .filter_map(|name| setup.env.get(name))
+        .collect();
+    let auth = std::fs::read_to_string(setup.home.root().join("auth.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+    KnownSecrets::from_sources(dotenv_pairs, credential_values, auth.as_ref())
+}
+
 #[cfg(test)]
 mod tests {
     use hermes_state::{Config, Env, HermesHome};
@@ -145,5 +171,36 @@ mod tests {
         ] {
             assert!(!hidden.iter().any(|h| h == visible), "{visible} hidden");
         }
+    }
+
+    #[test]
+    fn known_secrets_come_from_dotenv_the_credential_variables_and_auth_json() {
+        use hermes_llm::redact::{RedactOptions, redact_with_known};
+        let dir = tempfile::tempdir().unwrap();
+        let home = HermesHome::from_env(Some(&dir.path().display().to_string()), None).unwrap();
+        std::fs::write(
+            home.env_file(),
+            "CORP_SIGNING=prefixless-value-0042\nHERMES_MODEL=some/model-name\n\
+             OPENAI_BASE_URL=https://api.example.com/v1\n",
+        )
+        .unwrap();
+        std::fs::write(
+            home.root().join("auth.json"),
+            r#"{"credential_pool":{"openai":[{"label":"work key","access_token":"pooled-key-0123456789"}]}}"#,
+        )
+        .unwrap();
+        let env = Env::from_pairs([("OPENROUTER_API_KEY", "shell-exported-key-77")]);
+        let setup = Setup {
+            config: Config::without_user_file(&env),
+            env,
+            home,
+        };
+        let known = known_secrets(&setup);
+        let text = "prefixless-value-0042 shell-exported-key-77 pooled-key-0123456789 \
+                    some/model-name https://api.example.com/v1 work key";
+        assert_eq!(
+            redact_with_known(text, RedactOptions::STRICT, Some(&known)),
+            "*** *** *** some/model-name https://api.example.com/v1 work key"
+        );
     }
 }

@@ -180,7 +180,8 @@ impl Agent {
         outcome
     }
 
-    /// Streams one reply, forwarding text and reasoning as they arrive.
+    /// Streams one reply, forwarding text and reasoning as they arrive,
+    /// masked as the stored reply will be (a key split across chunks too).
     async fn stream_reply(
         &self,
         request: &ChatRequest,
@@ -190,19 +191,38 @@ impl Agent {
         let route = &self.routes[self.active];
         let mut stream = route.provider.stream(request, cancel).await?;
         let mut acc = StreamAccumulator::new();
+        let mut text = crate::redaction::assistant_stream();
+        let mut reasoning = crate::redaction::assistant_stream();
         while let Some(delta) = stream.next().await {
             let delta = delta?;
             match &delta {
-                StreamDelta::Text(text) => {
-                    let _ = events.send(Event::TextDelta { text: text.clone() });
+                StreamDelta::Text(piece) => {
+                    // What the model thought comes out before what it says.
+                    send_reasoning(events, reasoning.finish());
+                    send_text(events, text.push(piece));
                 }
-                StreamDelta::Reasoning(text) => {
-                    let _ = events.send(Event::ReasoningDelta { text: text.clone() });
+                StreamDelta::Reasoning(piece) => {
+                    send_text(events, text.finish());
+                    send_reasoning(events, reasoning.push(piece));
                 }
                 _ => {}
             }
             acc.push(&delta);
         }
+        send_reasoning(events, reasoning.finish());
+        send_text(events, text.finish());
         Ok(acc.finish())
+    }
+}
+
+fn send_text(events: &EventSink, text: String) {
+    if !text.is_empty() {
+        let _ = events.send(Event::TextDelta { text });
+    }
+}
+
+fn send_reasoning(events: &EventSink, text: String) {
+    if !text.is_empty() {
+        let _ = events.send(Event::ReasoningDelta { text });
     }
 }

@@ -228,7 +228,7 @@ impl SessionTask {
         ops: &mut mpsc::UnboundedReceiver<(u64, Op)>,
         outlet: &Outlet,
     ) {
-        let notes = self.agent.processes().take_announcements();
+        let notes = masked_announcements(&self.agent);
         if notes.is_empty() {
             outlet.emit(id, Event::Ack).await;
             return;
@@ -399,7 +399,7 @@ impl SessionTask {
             // give the reaper of an exited process a moment to record it.
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
-        let announcements = table.take_announcements();
+        let announcements = masked_announcements(&self.agent);
         let input = match (input, announcements.is_empty()) {
             (Some(text), false) => Some(format!("{}\n\n{text}", announcements.join("\n\n"))),
             (input, _) => input,
@@ -495,4 +495,16 @@ impl SessionTask {
         };
         outlet.emit(id, event).await;
     }
+}
+
+/// Background-process announcements waiting, masked as terminal output is:
+/// they carry the process's own output into the conversation and onto the
+/// front-end, past the tool-result masking.
+fn masked_announcements(agent: &Agent) -> Vec<String> {
+    agent
+        .processes()
+        .take_announcements()
+        .iter()
+        .map(|note| hermes_llm::redact::redact_terminal_output(note, None))
+        .collect()
 }
