@@ -82,6 +82,27 @@ impl Emulator {
         );
     }
 
+    /// A person (`user`) writes `text` in the group chat `group` (a negative id).
+    pub fn user_says_in_group(&self, user: i64, group: i64, text: &str) {
+        self.post(
+            "/sendMessage",
+            &json!({"botToken": TOKEN, "from": {"id": user, "first_name": format!("User{user}"), "is_bot": false},
+                    "chat": {"id": group, "type": "group", "title": "Team"},
+                    "date": 0, "text": text}),
+        );
+    }
+
+    /// A person presses a button under the bot's message `message` in a group.
+    pub fn press_in_group(&self, user: i64, message: &Value, data: &str) {
+        let chat = message["chat_id"].as_i64().unwrap_or(user);
+        self.post(
+            "/sendCallback",
+            &json!({"botToken": TOKEN, "from": {"id": user, "first_name": format!("User{user}"), "is_bot": false},
+                    "message": {"message_id": message["message_id"], "chat": {"id": chat, "type": "group", "title": "Team"}},
+                    "data": data}),
+        );
+    }
+
     /// A person presses a button under the bot's message `message`.
     pub fn press(&self, user: i64, message: &Value, data: &str) {
         let chat = message["chat_id"].as_i64().unwrap_or(user);

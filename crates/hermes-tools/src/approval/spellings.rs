@@ -96,6 +96,9 @@ pub fn mutate(argv: &[&str], rng: &mut impl Choices) -> (String, bool) {
         _ => words.join(" "),
     };
     let all_plain = argv.iter().all(|w| plain(w));
+    if rng.below(2) == 0 && all_plain {
+        return wrap(argv, &joined, rng);
+    }
     match rng.below(12) {
         0 => (format!("X={}; $X {}", argv[0], argv[1..].join(" ")), true),
         1 => (format!("env {joined}"), true),
@@ -110,4 +113,30 @@ pub fn mutate(argv: &[&str], rng: &mut impl Choices) -> (String, bool) {
         10 if all_plain => (format!("echo '{}' | bash", argv.join(" ")), true),
         _ => (joined, true),
     }
+}
+
+/// The program-runs-a-command families the gate follows: each runs the
+/// command unchanged, so detection must say the same about it.
+fn wrap(argv: &[&str], joined: &str, rng: &mut impl Choices) -> (String, bool) {
+    let line = argv.join(" ");
+    let rest = argv[1..].join(" ");
+    let spelled = match rng.below(16) {
+        0 => format!("awk 'BEGIN{{system(\"{line}\")}}'"),
+        1 => format!("find . -maxdepth 0 -exec {line} \\;"),
+        2 => format!("script -qc '{line}' /dev/null"),
+        3 => format!("unshare {joined}"),
+        4 => format!("setsid {joined}"),
+        5 => format!("stdbuf -oL {joined}"),
+        6 => format!("ionice -c3 {joined}"),
+        7 => format!("flock /tmp/lock {joined}"),
+        8 => format!("flock /tmp/lock -c '{line}'"),
+        9 => format!("sqlite3 :memory: '.shell {line}'"),
+        10 => format!("parallel ::: '{line}'"),
+        11 => format!("ssh host '{line}'"),
+        12 => format!("docker exec web {joined}"),
+        13 => format!("echo {rest} | xargs {}", argv[0]),
+        14 => format!("timeout -s KILL 10 {joined}"),
+        _ => format!("nsenter -t 1 -m {joined}"),
+    };
+    (spelled, true)
 }
