@@ -152,13 +152,32 @@ fn cache_key(instructions: &str, tools: &[Value]) -> String {
     let tools_part = if sorted.is_empty() {
         String::new()
     } else {
-        // serde_json writes object keys sorted and without spaces.
-        Value::Array(sorted.into_iter().cloned().collect()).to_string()
+        // Keys sorted whatever order the maps keep (`preserve_order` is on),
+        // without spaces: the reference's `sort_keys=True` dump.
+        canonical(&Value::Array(sorted.into_iter().cloned().collect())).to_string()
     };
     format!(
         "pck_{}",
         &hex_digest(&format!("{instructions}\0{tools_part}"))[..24]
     )
+}
+
+/// `value` with every object's keys in sorted order.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), canonical(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
 }
 
 fn tools(req: &ChatRequest) -> Vec<Value> {

@@ -1,7 +1,7 @@
 use hermes_protocol::{Message, ToolCall, ToolSchema};
 use serde_json::json;
 
-use super::{FALLBACK_INSTRUCTIONS, Flavor, request_body};
+use super::{FALLBACK_INSTRUCTIONS, Flavor, cache_key, request_body};
 use crate::{ChatRequest, ToolChoice};
 
 fn req(model: &str, messages: Vec<Message>) -> ChatRequest {
@@ -131,4 +131,20 @@ fn replayed_reasoning_is_deduplicated_by_id() {
         },
     );
     assert_eq!(dropped["input"], json!([{"role": "user", "content": "a"}]));
+}
+
+#[test]
+fn the_cache_key_does_not_depend_on_key_order() {
+    let a: serde_json::Value = serde_json::from_str(
+        r#"{"type":"function","name":"t","parameters":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}},"description":"d\u00e9","strict":false}"#,
+    )
+    .unwrap();
+    let b: serde_json::Value = serde_json::from_str(
+        r#"{"strict":false,"description":"d\u00e9","parameters":{"properties":{"a":{"type":"integer"},"z":{"type":"string"}},"type":"object"},"name":"t","type":"function"}"#,
+    )
+    .unwrap();
+    assert_ne!(a.to_string(), b.to_string(), "maps keep their order");
+    assert_eq!(cache_key("sys", &[a.clone()]), cache_key("sys", &[b]));
+    // The reference's key: json.dumps(sort_keys=True, ensure_ascii=False, separators=(",", ":")).
+    assert_eq!(cache_key("sys", &[a]), "pck_a58f1baf6317bfcdfc1e0aeb");
 }
