@@ -151,12 +151,13 @@ fn label_start(text: &str, start: usize) -> usize {
 /// (scheme and credential), one after `Name:`, `NAME=` or `Bearer`, none
 /// after an ordinary word.
 fn value_words(word: &[u8]) -> usize {
-    let lower = word.to_ascii_lowercase();
-    let header = lower.windows(14).any(|w| w == b"authorization:");
-    match lower.last() {
+    let header = word
+        .windows(14)
+        .any(|w| w.eq_ignore_ascii_case(b"authorization:"));
+    match word.last() {
         Some(b':') if header => 2,
         Some(b':' | b'=') => 1,
-        _ if header || lower == b"bearer" => 1,
+        _ if header || word.eq_ignore_ascii_case(b"bearer") => 1,
         _ => 0,
     }
 }
