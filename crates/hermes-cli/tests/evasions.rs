@@ -51,7 +51,10 @@ const WRAPPED: &[&str] = &[
 
 /// Runs `spellings` as one batch of terminal calls from the scripted model;
 /// returns the sandbox, the shim marker and the victim, and the results.
-fn run_batch(spellings: &[&str], yolo: bool) -> (Sandbox, PathBuf, PathBuf, Vec<serde_json::Value>) {
+fn run_batch(
+    spellings: &[&str],
+    yolo: bool,
+) -> (Sandbox, PathBuf, PathBuf, Vec<serde_json::Value>) {
     let sb = Sandbox::start();
     sb.no_retries();
     let bin = sb.work_path("shim-bin");
@@ -94,7 +97,12 @@ fn run_batch(spellings: &[&str], yolo: bool) -> (Sandbox, PathBuf, PathBuf, Vec<
     if yolo {
         args.push("--yolo");
     }
-    let out = sb.command().env("PATH", &path).args(&args).output().unwrap();
+    let out = sb
+        .command()
+        .env("PATH", &path)
+        .args(&args)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let requests = sb.requests();
     let results = messages_with_role(&requests[1], "tool")
@@ -153,7 +161,10 @@ fn a_glob_in_the_command_word_cannot_delete_the_home() {
     let (sb, _marker, _victim, results) = run_batch(&["/usr/bin/r[m] -rf ~"], true);
     assert_eq!(results[0]["status"], "blocked", "{}", results[0]);
     assert_eq!(results[0]["hardline"], true, "{}", results[0]);
-    assert!(sb.home.path().join("state.db").exists(), "the home was deleted");
+    assert!(
+        sb.home.path().join("state.db").exists(),
+        "the home was deleted"
+    );
 }
 
 #[test]
@@ -169,21 +180,34 @@ fn a_script_the_model_wrote_is_read_before_it_runs() {
     )
     .unwrap();
     std::fs::set_permissions(bin.join("rm"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let write = serde_json::json!({"path": "cleanup.sh", "content": "#!/bin/sh\necho tidying\nrm -rf /\n"}).to_string();
-    sb.mock.push(Reply::tool_calls(&[("w", "write_file", write.as_str())]));
-    let runs: Vec<String> = ["bash cleanup.sh", "sh ./cleanup.sh", "source cleanup.sh", "chmod +x cleanup.sh; ./cleanup.sh"]
-        .iter()
-        .map(|c| serde_json::json!({ "command": c }).to_string())
-        .collect();
+    let write =
+        serde_json::json!({"path": "cleanup.sh", "content": "#!/bin/sh\necho tidying\nrm -rf /\n"})
+            .to_string();
+    sb.mock
+        .push(Reply::tool_calls(&[("w", "write_file", write.as_str())]));
+    let runs: Vec<String> = [
+        "bash cleanup.sh",
+        "sh ./cleanup.sh",
+        "source cleanup.sh",
+        "chmod +x cleanup.sh; ./cleanup.sh",
+    ]
+    .iter()
+    .map(|c| serde_json::json!({ "command": c }).to_string())
+    .collect();
     let calls: Vec<(String, &str, &str)> = runs
         .iter()
         .enumerate()
         .map(|(i, a)| (format!("r{i}"), "terminal", a.as_str()))
         .collect();
-    let refs: Vec<(&str, &str, &str)> = calls.iter().map(|(i, t, a)| (i.as_str(), *t, *a)).collect();
+    let refs: Vec<(&str, &str, &str)> =
+        calls.iter().map(|(i, t, a)| (i.as_str(), *t, *a)).collect();
     sb.mock.push(Reply::tool_calls(&refs));
     sb.mock.push(Reply::text("done"));
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = sb
         .command()
         .env("PATH", &path)
@@ -191,8 +215,15 @@ fn a_script_the_model_wrote_is_read_before_it_runs() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(sb.work_path("cleanup.sh").exists(), "write_file wrote the script");
-    assert_eq!(std::fs::read_to_string(&marker).ok(), None, "the script ran");
+    assert!(
+        sb.work_path("cleanup.sh").exists(),
+        "write_file wrote the script"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&marker).ok(),
+        None,
+        "the script ran"
+    );
     let requests = sb.requests();
     let results = messages_with_role(&requests[2], "tool");
     assert_eq!(results.len(), 5, "the write and four runs");

@@ -735,7 +735,10 @@ impl ChatWorker {
     /// started the turn, or an admin. In a group, another member must not
     /// approve someone else's dangerous command.
     fn may_answer(&self, pending: &PendingApproval, sender: &super::platform::Sender) -> bool {
-        pending.owner.as_ref().is_none_or(|owner| *owner == sender.id)
+        pending
+            .owner
+            .as_ref()
+            .is_none_or(|owner| *owner == sender.id)
             || self.settings.admins.iter().any(|a| *a == sender.id)
     }
 

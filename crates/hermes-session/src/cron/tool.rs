@@ -309,7 +309,11 @@ async fn approve_script(home: &std::path::Path, key: &str, ctx: &ToolContext) ->
     );
     let site = ctx.hook_site();
     let observers = (!ctx.hooks.is_empty()).then_some((ctx.hooks.as_ref(), site));
-    match ctx.approvals.check_observed(&command, &host, observers).await {
+    match ctx
+        .approvals
+        .check_observed(&command, &host, observers)
+        .await
+    {
         hermes_tools::approval::Decision::Allow { .. } => None,
         hermes_tools::approval::Decision::Refuse { result, status } => {
             ctx.status(status);

@@ -36,7 +36,7 @@ impl Command {
         self.argv.get(1..).unwrap_or(&[])
     }
 
-    fn has(&self, flag: &str) -> bool {
+    pub(crate) fn has(&self, flag: &str) -> bool {
         self.args().iter().any(|a| a.text == flag)
     }
 
@@ -249,7 +249,7 @@ pub(crate) fn unwrap(fields: Vec<Field>, env: &Env, depth: usize, acc: &mut Acc)
         first.text = base_name(&first.text).to_owned();
     }
     if argv.first().is_some_and(|a| a.text == "git") {
-        super::wrappers::git(&argv, depth, env, acc);
+        super::git::git(&argv, depth, env, acc);
         argv = strip_git_globals(argv);
     }
     Command { argv, path }
@@ -463,15 +463,15 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
             let x = super::wrappers::xargs(args);
             super::wrappers::xargs_run(&x, None, depth, env, acc);
         }
-        "awk" | "gawk" | "mawk" | "nawk" => super::wrappers::awk(args, depth, env, acc),
+        "awk" | "gawk" | "mawk" | "nawk" => super::awk::awk(args, depth, env, acc),
         "script" => super::wrappers::script(args, depth, env, acc),
-        "sqlite3" | "sqlite" => super::wrappers::sqlite(args, stage, depth, env, acc),
-        "ssh" => super::wrappers::ssh(args, depth, env, acc),
+        "sqlite3" | "sqlite" => super::embedded::sqlite(args, stage, depth, env, acc),
+        "ssh" => super::remote::ssh(args, depth, env, acc),
         "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => {
-            super::wrappers::container_exec(&first.text, args, depth, env, acc);
+            super::remote::container_exec(&first.text, args, depth, env, acc);
         }
         "parallel" => super::wrappers::parallel(args, depth, env, acc),
-        "make" | "gmake" => super::wrappers::make(args, stage, depth, env, acc),
+        "make" | "gmake" => super::embedded::make(args, stage, depth, env, acc),
         "eval" => run_text(args, "eval of text that cannot be known", depth, env, acc),
         "watch" => {
             // `watch [-n SECS] [-d] … COMMAND…` runs the rest through `sh -c`.
@@ -499,7 +499,7 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
         c if SHELLS.contains(&c) => check_shell(args, stage, depth, env, acc),
         c if interp::flag_of(c).is_some() => interp::check(c, args, stage, depth, env, acc),
         c => {
-            if !super::wrappers::string_interpreter(c, args, depth, env, acc)
+            if !super::embedded::string_interpreter(c, args, depth, env, acc)
                 && let Some(path) = &cmd.path
             {
                 // `./x.sh`, `/tmp/y`: a file run directly is judged by its content.
@@ -811,104 +811,6 @@ fn check_shell(args: &[Field], stage: &Simple, depth: usize, env: &Env, acc: &mu
         Some(f) if !f.certain => acc.danger("shell script that cannot be known"),
         Some(f) => super::scripts::check_file(f, super::scripts::Lang::Shell, depth, env, acc),
         None => stdin_scripts(stage, depth, env, acc),
-    }
-}
-
-/// Rules that need the whole pipeline: content fed to a shell or interpreter.
-pub(crate) fn check_pipeline(
-    stages: &[Simple],
-    commands: &[Command],
-    depth: usize,
-    env: &Env,
-    acc: &mut Acc,
-) {
-    for (i, cmd) in commands.iter().enumerate() {
-        let Some(name) = cmd.name() else { continue };
-        let later_shell = commands[i + 1..].iter().any(|c| {
-            c.name()
-                .is_some_and(|n| SHELLS.contains(&n) || interp::flag_of(n).is_some())
-        });
-        if !later_shell {
-            continue;
-        }
-        match name {
-            "curl" | "wget" | "fetch" | "aria2c" | "http" | "xh" => {
-                acc.danger("pipe remote content to shell");
-            }
-            "base64" | "base32" | "base16" | "basenc"
-                if cmd.has("-d") || cmd.has("-D") || cmd.has("--decode") =>
-            {
-                acc.danger("pipe decoded content to shell (possible command obfuscation)");
-            }
-            "xxd" if cmd.has("-r") => {
-                acc.danger("pipe xxd-decoded content to shell (possible command obfuscation)");
-            }
-            "tr" | "rev" => {
-                acc.danger("pipe tr-transformed output to shell (possible command obfuscation)");
-            }
-            "openssl" if cmd.has("-d") || cmd.has("-D") => {
-                acc.danger("pipe openssl-decoded content to shell (possible command obfuscation)");
-            }
-            _ => {}
-        }
-    }
-    feed_to_shell(stages, commands, depth, env, acc);
-    feed_to_xargs(stages, commands, depth, env, acc);
-}
-
-/// `echo / | xargs rm -rf`: what a stage feeds xargs becomes arguments.
-fn feed_to_xargs(stages: &[Simple], commands: &[Command], depth: usize, env: &Env, acc: &mut Acc) {
-    for (i, cmd) in commands.iter().enumerate().skip(1) {
-        if cmd.name() != Some("xargs") {
-            continue;
-        }
-        let producers = super::parse::Script {
-            nodes: vec![super::parse::Node::Pipeline {
-                stages: stages[..i].to_vec(),
-                background: false,
-            }],
-        };
-        if let Some(fed) = expand::static_output_of_script(&producers, env, depth + 1) {
-            let x = super::wrappers::xargs(cmd.args());
-            super::wrappers::xargs_run(&x, Some(&fed), depth, env, acc);
-        }
-    }
-}
-
-/// `echo 'rm -rf /' | sh`, `echo cm0… | base64 -d | bash`, `cat <<EOF | bash`:
-/// what a stage feeds a shell (or an interpreter) reading stdin is its script.
-fn feed_to_shell(stages: &[Simple], commands: &[Command], depth: usize, env: &Env, acc: &mut Acc) {
-    for (i, cmd) in commands.iter().enumerate().skip(1) {
-        let Some(name) = cmd.name() else { continue };
-        let is_shell = SHELLS.contains(&name)
-            && !cmd
-                .args()
-                .iter()
-                .any(|a| a.text.starts_with('-') && a.text[1..].contains('c'));
-        let is_interp =
-            interp::flag_of(name).is_some() && !cmd.args().iter().any(|a| !a.text.starts_with('-'));
-        if !is_shell && !is_interp {
-            continue;
-        }
-        let producers = super::parse::Script {
-            nodes: vec![super::parse::Node::Pipeline {
-                stages: stages[..i].to_vec(),
-                background: false,
-            }],
-        };
-        let fed = expand::static_output_of_script(&producers, env, depth + 1);
-        let bodies: Vec<&String> = stages[..i].iter().flat_map(|s| &s.heredocs).collect();
-        if !bodies.is_empty() {
-            acc.danger("shell execution via heredoc");
-        }
-        let texts = fed.into_iter().chain(bodies.into_iter().cloned());
-        for text in texts {
-            if is_shell {
-                analyze_isolated(&text, depth + 1, env, acc);
-            } else {
-                interp::inspect_code(&text, depth, env, acc);
-            }
-        }
     }
 }
 

@@ -170,7 +170,7 @@ fn pipeline(stages: &[Simple], background: bool, depth: usize, env: &mut Env, ac
     for (stage, cmd) in stages.iter().zip(&commands) {
         commands::check(stage, cmd, depth, env, acc);
     }
-    commands::check_pipeline(stages, &commands, depth, env, acc);
+    super::pipeline::check_pipeline(stages, &commands, depth, env, acc);
     for (stage, cmd) in stages.iter().zip(&commands) {
         super::scripts::record_writes(stage, &cmd.argv, depth, env, acc);
     }

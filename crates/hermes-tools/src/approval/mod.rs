@@ -7,15 +7,20 @@
 //! The gate ([`ApprovalGate`]) adds policy: session/permanent allowlists and an
 //! injectable [`Approver`] that asks a person when one is present.
 
+mod awk;
 mod commands;
 mod detect;
+mod embedded;
 mod expand;
 mod floor;
 mod gate;
+mod git;
 mod interp;
 mod normalize;
 pub mod parse;
 mod patterns;
+mod pipeline;
+mod remote;
 mod scripts;
 mod wrappers;
 

@@ -67,7 +67,7 @@ pub(crate) fn judge(text: &str, lang: Lang, depth: usize, env: &Env, acc: &mut A
     match lang {
         Lang::Shell => analyze_isolated(text, depth + 1, env, acc),
         Lang::Interpreter => interp::inspect_code(text, depth, env, acc),
-        Lang::Make => super::wrappers::makefile(text, depth, env, acc),
+        Lang::Make => super::embedded::makefile(text, depth, env, acc),
         Lang::Executable => {
             let first = text.lines().next().unwrap_or("");
             let runner = first

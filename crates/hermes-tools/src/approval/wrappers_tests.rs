@@ -133,7 +133,11 @@ fn wrappers_are_followed_into_what_they_run() {
 }
 
 fn host_in(dir: &std::path::Path) -> Host {
-    Host::new(Some("/home/alice".into()), Some(dir.to_path_buf()), Vec::new())
+    Host::new(
+        Some("/home/alice".into()),
+        Some(dir.to_path_buf()),
+        Vec::new(),
+    )
 }
 
 #[test]
@@ -146,7 +150,11 @@ fn scripts_on_the_host_are_read_before_they_run() {
     std::fs::write(d.join("ok.py"), "print('hi')\n").unwrap();
     std::fs::write(d.join("Makefile"), "all:\n\t@echo building\n\trm -rf ~\n").unwrap();
     std::fs::create_dir(d.join("sub")).unwrap();
-    std::fs::write(d.join("sub/run"), "#!/usr/bin/env python3\nimport os\nos.system('rm -rf /')\n").unwrap();
+    std::fs::write(
+        d.join("sub/run"),
+        "#!/usr/bin/env python3\nimport os\nos.system('rm -rf /')\n",
+    )
+    .unwrap();
     let host = host_in(d);
     for cmd in [
         "bash wipe.sh",
