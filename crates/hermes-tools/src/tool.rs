@@ -98,7 +98,11 @@ impl ToolContext {
     pub async fn approve_action(&self, subject: &str, reason: &str) -> Result<(), String> {
         let site = self.hook_site();
         let observers = (!self.hooks.is_empty()).then_some((self.hooks.as_ref(), site));
-        match self.approvals.check_flagged(subject, reason, observers).await {
+        match self
+            .approvals
+            .check_flagged(subject, reason, observers)
+            .await
+        {
             crate::approval::Decision::Allow { .. } => Ok(()),
             crate::approval::Decision::Refuse { result, status } => {
                 self.status(status);

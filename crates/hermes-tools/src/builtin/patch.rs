@@ -133,7 +133,9 @@ impl Tool for PatchTool {
                         })?;
                     let text = text.to_owned();
                     for target in v4a_targets(&text) {
-                        if let Err(refused) = ctx.approve_write("patch", &ctx.resolve(&target)).await {
+                        if let Err(refused) =
+                            ctx.approve_write("patch", &ctx.resolve(&target)).await
+                        {
                             return Ok(refused);
                         }
                     }

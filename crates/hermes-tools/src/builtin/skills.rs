@@ -245,7 +245,10 @@ impl Tool for SkillManageTool {
                 let name = arg_str(&args, "name").unwrap_or_default();
                 let subject = format!("skill_manage write_file {name}/{fp}");
                 if let Err(refused) = ctx
-                    .approve_action(&subject, "write to a skill's scripts/ (run when the skill is used)")
+                    .approve_action(
+                        &subject,
+                        "write to a skill's scripts/ (run when the skill is used)",
+                    )
                     .await
                 {
                     return Ok(refused);

@@ -106,10 +106,15 @@ impl Tool for TerminalTool {
             let path = std::env::var_os("PATH")
                 .map(|p| std::env::split_paths(&p).collect())
                 .unwrap_or_default();
-            let host = crate::approval::Host::new(ctx.homes.home.clone(), Some(workdir.clone()), path);
+            let host =
+                crate::approval::Host::new(ctx.homes.home.clone(), Some(workdir.clone()), path);
             let site = ctx.hook_site();
             let observers = (!ctx.hooks.is_empty()).then_some((ctx.hooks.as_ref(), site));
-            let note = match ctx.approvals.check_observed(command, &host, observers).await {
+            let note = match ctx
+                .approvals
+                .check_observed(command, &host, observers)
+                .await
+            {
                 Decision::Allow { note } => note,
                 Decision::Refuse { result, status } => {
                     ctx.status(status);

@@ -282,18 +282,33 @@ fn a_hook_whose_script_changed_since_approval_is_asked_about_again() {
     std::fs::write(&script, "echo '{}'\n").unwrap();
     let command = format!("sh {}", script.display());
     let mut list = Allowlist::default();
-    assert_eq!(list.standing("pre_tool_call", &command, None), Standing::Unknown);
+    assert_eq!(
+        list.standing("pre_tool_call", &command, None),
+        Standing::Unknown
+    );
     list.approve("pre_tool_call", &command, None);
-    assert_eq!(list.standing("pre_tool_call", &command, None), Standing::Approved);
+    assert_eq!(
+        list.standing("pre_tool_call", &command, None),
+        Standing::Approved
+    );
     // The model (or anyone) rewrites the approved script.
     std::fs::write(&script, "rm -rf ~\n").unwrap();
-    assert_eq!(list.standing("pre_tool_call", &command, None), Standing::Changed);
+    assert_eq!(
+        list.standing("pre_tool_call", &command, None),
+        Standing::Changed
+    );
     // An approval the reference wrote (mtime only) still notices an edit.
     list.approvals[0].script_sha256_at_approval = None;
     list.approvals[0].script_mtime_at_approval = Some("2001-01-01T00:00:00.000000Z".into());
-    assert_eq!(list.standing("pre_tool_call", &command, None), Standing::Changed);
+    assert_eq!(
+        list.standing("pre_tool_call", &command, None),
+        Standing::Changed
+    );
     list.approve("pre_tool_call", &command, None);
-    assert_eq!(list.standing("pre_tool_call", &command, None), Standing::Approved);
+    assert_eq!(
+        list.standing("pre_tool_call", &command, None),
+        Standing::Approved
+    );
 }
 
 /// A plugin that answers one hook and then exits: the next call restarts it.

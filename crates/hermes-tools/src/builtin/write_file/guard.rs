@@ -241,7 +241,9 @@ pub(crate) fn runs_later(homes: &Homes, path: &Path) -> Option<&'static str> {
                 "hooks" => "write to Hermes hooks/ (they run on later events)",
                 "plugins" => "write to Hermes plugins/ (they run in later sessions)",
                 "cron" => "write to Hermes cron/ (its jobs run later)",
-                "shell-hooks-allowlist.json" => "write to the shell-hooks allowlist (approves hooks)",
+                "shell-hooks-allowlist.json" => {
+                    "write to the shell-hooks allowlist (approves hooks)"
+                }
                 "skills" if parts.any(|c| c == "scripts") => {
                     "write to a skill's scripts/ (run when the skill is used)"
                 }
