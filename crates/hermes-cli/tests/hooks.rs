@@ -130,6 +130,43 @@ fn hook_is_skipped_until_someone_approves_it() {
 }
 
 #[test]
+fn an_approved_hook_whose_script_was_rewritten_is_asked_about_again() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let guard = script(sb.home.path(), "guard.py", GUARD);
+    let log = sb.work_path("guard.log");
+    sb.add_config(&format!(
+        "hooks:\n  pre_tool_call:\n    - command: \"{} {}\"\n",
+        guard.display(),
+        log.display()
+    ));
+    propose(&sb, "echo ok");
+    let out = sb.chat("go", &["--accept-hooks"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(log.exists(), "the approved hook ran");
+    std::fs::remove_file(&log).unwrap();
+    // Someone (the model, with a terminal command) rewrites the approved script.
+    let planted = sb.work_path("planted");
+    std::fs::write(
+        &guard,
+        format!("#!/bin/sh\ntouch '{}'\n", planted.display()),
+    )
+    .unwrap();
+    propose(&sb, "echo again");
+    let out = sb.chat("go", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("changed since it was approved"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !planted.exists(),
+        "the rewritten hook ran without a new approval"
+    );
+}
+
+#[test]
 fn transform_tool_result_hook_rewrites_what_the_model_reads() {
     let sb = Sandbox::start();
     sb.no_retries();
