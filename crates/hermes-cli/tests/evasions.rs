@@ -232,3 +232,83 @@ fn a_script_the_model_wrote_is_read_before_it_runs() {
         assert!(text.contains("\"status\":\"blocked\""), "{text}");
     }
 }
+
+#[test]
+fn truncating_the_account_files_never_runs() {
+    // Run inside a private mount namespace where /etc/passwd and /etc/shadow
+    // are copies: a gate failure would empty the copies, never the machine's.
+    let probe = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: no mount namespaces here (unshare -m needs CAP_SYS_ADMIN)");
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let passwd = sb.work_path("passwd.copy");
+    let shadow = sb.work_path("shadow.copy");
+    std::fs::write(&passwd, "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    std::fs::write(&shadow, "root:*:19000:0:99999:7:::\n").unwrap();
+    let spellings = [
+        ": > /etc/passwd",
+        "> /etc/shadow",
+        "cp /dev/null /etc/passwd",
+        "truncate -s 0 /etc/shadow",
+        "true > /etc/passwd",
+    ];
+    let calls: Vec<(String, String)> = spellings
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            (
+                format!("t{i}"),
+                serde_json::json!({ "command": c }).to_string(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(i, a)| (i.as_str(), "terminal", a.as_str()))
+        .collect();
+    sb.mock.push(Reply::tool_calls(&refs));
+    sb.mock.push(Reply::text("done"));
+    let inner = sb.command();
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["-m", "sh", "-c"])
+        .arg(format!(
+            "mount --bind '{}' /etc/passwd && mount --bind '{}' /etc/shadow && exec \"$@\"",
+            passwd.display(),
+            shadow.display()
+        ))
+        .arg("sh")
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .args(["chat", "-q", "reset the users", "-Q", "--yolo"]);
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    if let Some(dir) = inner.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        std::fs::read_to_string(&passwd)
+            .unwrap()
+            .starts_with("root:")
+    );
+    assert!(
+        std::fs::read_to_string(&shadow)
+            .unwrap()
+            .starts_with("root:")
+    );
+    let requests = sb.requests();
+    for result in messages_with_role(&requests[1], "tool") {
+        let text = result["content"].as_str().unwrap();
+        assert!(text.contains("\"hardline\":true"), "{text}");
+    }
+}
