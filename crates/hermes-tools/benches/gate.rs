@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use hermes_tools::approval::{Host, classify_on};
 
 #[path = "../src/approval/spellings.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(unreachable_pub)]
 mod spellings;
 
 use spellings::{BASES, Rng, mutate};

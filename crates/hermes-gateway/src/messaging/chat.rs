@@ -739,7 +739,7 @@ impl ChatWorker {
             .owner
             .as_ref()
             .is_none_or(|owner| *owner == sender.id)
-            || self.settings.admins.iter().any(|a| *a == sender.id)
+            || self.settings.admins.contains(&sender.id)
     }
 
     /// Answers the pending approvals `sender` may answer: the oldest, or

@@ -180,10 +180,8 @@ pub(crate) fn string_interpreter(
             .filter(|_| name.ends_with("vim") || name == "vi")
         {
             Some(literal(cmd))
-        } else if let Some(v) = t.strip_prefix("--eval=") {
-            Some(literal(v))
         } else {
-            None
+            t.strip_prefix("--eval=").map(literal)
         };
         if let Some(code) = code {
             let text = code.text.trim_start_matches(':').trim_start();
