@@ -283,8 +283,7 @@ fn telegram_streaming_edits_hold_no_secret() {
     tg.user_says(USER, "show me");
     // Every edit seen on the way, not only the last one.
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = String::new();
-    loop {
+    let seen = loop {
         let texts: Vec<String> = tg
             .bot_messages(USER)
             .iter()
@@ -293,12 +292,12 @@ fn telegram_streaming_edits_hold_no_secret() {
         for text in &texts {
             assert_clean("a Telegram edit", text);
         }
-        seen = texts.join("\n");
+        let seen = texts.join("\n");
         if seen.contains(MARKER) || Instant::now() > deadline {
-            break;
+            break seen;
         }
         std::thread::sleep(Duration::from_millis(30));
-    }
+    };
     assert_shown("Telegram", &seen);
     assert_clean("the gateway log", &gw.log());
     drop(gw);
