@@ -540,6 +540,17 @@ pub struct WebShared {
     pub browser: Option<hermes_web::browser::BrowserSettings>,
 }
 
+/// What the local browser may reach: private and loopback pages, as in the
+/// reference's local mode (they are much of what a local browser is for),
+/// unless `allow_private_urls: false` is set explicitly; metadata never.
+fn browser_policy(config: &hermes_state::Config) -> hermes_tools::url_safety::UrlPolicy {
+    let s = &config.sections;
+    hermes_tools::url_safety::UrlPolicy {
+        allow_private: s.security.allow_private_urls != Some(false)
+            && s.browser.allow_private_urls != Some(false),
+    }
+}
+
 impl WebShared {
     fn new(setup: &Setup) -> Self {
         let config = &setup.config.raw;
@@ -570,6 +581,7 @@ impl WebShared {
                 == Some(true),
             inactivity: std::time::Duration::from_secs_f64(idle),
             cache_dir: setup.home.root().join("cache"),
+            policy: browser_policy(&setup.config),
         });
         Self {
             settings: Arc::new(settings),

@@ -54,6 +54,7 @@ fn main() {
             headed: false,
             inactivity: Duration::from_secs(600),
             cache_dir: dir.path().join("cache"),
+            policy: hermes_tools::url_safety::UrlPolicy::default(),
         });
         let started = Instant::now();
         let first = slot.navigate("about:blank").await;

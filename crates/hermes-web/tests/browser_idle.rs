@@ -20,6 +20,7 @@ async fn an_unused_browser_is_closed_and_comes_back_when_needed() {
         headed: false,
         inactivity: Duration::from_secs(1),
         cache_dir: dir.path().to_path_buf(),
+        policy: hermes_tools::url_safety::UrlPolicy::default(),
     });
     assert!(!slot.is_running().await, "nothing starts before it is used");
     let first = slot.navigate("about:blank").await;

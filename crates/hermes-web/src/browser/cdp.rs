@@ -81,8 +81,14 @@ pub fn find_chromium(configured: Option<&str>, path: Option<&str>) -> Option<Pat
 }
 
 impl Browser {
-    /// Starts `exe` headless (visible with `headed`) and opens a page.
-    pub async fn launch(exe: &Path, headed: bool, as_root: bool) -> Result<Self, String> {
+    /// Starts `exe` headless (visible with `headed`) with all its traffic
+    /// sent through the HTTP proxy on loopback `proxy_port`, and opens a page.
+    pub async fn launch(
+        exe: &Path,
+        headed: bool,
+        as_root: bool,
+        proxy_port: u16,
+    ) -> Result<Self, String> {
         let profile = tempfile::Builder::new()
             .prefix("hermes-browser-")
             .tempdir()
@@ -91,9 +97,13 @@ impl Browser {
         command
             .arg("--remote-debugging-port=0")
             .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--proxy-server=http://127.0.0.1:{proxy_port}"))
+            // Chromium goes direct to loopback hosts unless told not to.
+            .arg("--proxy-bypass-list=<-loopback>")
             .args([
                 "--no-first-run",
                 "--no-default-browser-check",
+                "--disable-background-networking",
                 "--disable-dev-shm-usage",
                 "--disable-gpu",
                 "--window-size=1280,720",

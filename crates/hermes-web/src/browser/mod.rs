@@ -4,6 +4,7 @@
 
 pub mod cdp;
 pub mod keys;
+pub mod proxy;
 pub mod snapshot;
 pub mod tools;
 
@@ -12,10 +13,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use hermes_tools::url_safety::{SystemResolver, UrlBlock, UrlPolicy, check_url};
+use hermes_tools::url_safety::{
+    Resolver, SystemResolver, UrlBlock, UrlPolicy, check_url, parse_url,
+};
 use serde_json::{Value, json};
 
 use self::cdp::Browser;
+use self::proxy::CheckingProxy;
 use self::snapshot::Target;
 
 /// Characters of a snapshot sent back; the rest is kept on disk.
@@ -32,16 +36,22 @@ pub struct BrowserSettings {
     pub inactivity: Duration,
     /// Where screenshots and long snapshots go (`HERMES_HOME/cache`).
     pub cache_dir: PathBuf,
+    /// What the browser may connect to (every connection goes through the
+    /// checking proxy; metadata addresses are refused whatever this says).
+    pub policy: UrlPolicy,
 }
 
+/// A running browser and the proxy it is behind (dropped in this order).
 struct Live {
     browser: Browser,
     refs: HashMap<String, Target>,
+    proxy: CheckingProxy,
 }
 
 /// One session's browser.
 pub struct BrowserSlot {
     settings: BrowserSettings,
+    resolver: Arc<dyn Resolver>,
     live: tokio::sync::Mutex<Option<Live>>,
     last_used: Mutex<Instant>,
 }
@@ -78,31 +88,61 @@ fn with_scheme(url: &str) -> String {
     }
 }
 
-/// Whether `url` is a cloud metadata address (the only addresses refused to a
-/// local browser, as in the reference; DNS is blocking, so off the runtime).
-async fn is_metadata(url: &str) -> bool {
+/// Refuses `url` up front when the policy forbids where it points, for a
+/// clear answer without starting a navigation. Not the guard (the name may
+/// resolve differently for the browser): the proxy is. Names that do not
+/// resolve are left for the browser to report.
+async fn precheck(url: &str, policy: UrlPolicy, resolver: Arc<dyn Resolver>) -> Result<(), String> {
     if !url.starts_with("http://") && !url.starts_with("https://") {
-        return false;
+        return Ok(());
     }
     let url = url.to_owned();
-    let policy = UrlPolicy {
-        allow_private: true,
-    };
-    tokio::task::spawn_blocking(move || {
-        matches!(
-            check_url(&url, policy, &SystemResolver),
-            Err(UrlBlock::Metadata(_))
-        )
+    // DNS is blocking, so off the runtime.
+    let checked =
+        tokio::task::spawn_blocking(move || check_url(&url, policy, resolver.as_ref())).await;
+    match checked {
+        Ok(Ok(()) | Err(UrlBlock::Dns(_) | UrlBlock::Malformed(_) | UrlBlock::Scheme(_))) => Ok(()),
+        Ok(Err(UrlBlock::Metadata(_))) => {
+            Err("Blocked: URL targets a cloud metadata endpoint".into())
+        }
+        Ok(Err(block)) => Err(crate::extract::fetch::block_message(&block.to_string())),
+        Err(_) => Err("Blocked: the URL check did not finish".into()),
+    }
+}
+
+/// Why the proxy refused the navigation to `url` that ended on `here`, if it
+/// did: a refusal of the page's own host, or, when the navigation failed
+/// outright (a refused tunnel), the first refusal it met.
+fn refused_navigation(proxy: &CheckingProxy, url: &str, here: Option<&str>) -> Option<String> {
+    let refusals = proxy.refusals();
+    let hosts: Vec<String> = [Some(url), here]
+        .into_iter()
+        .flatten()
+        .filter_map(|u| parse_url(u).ok())
+        .filter_map(|u| proxy::authority(&u))
+        .collect();
+    let block = refusals
+        .iter()
+        .find(|r| hosts.contains(&r.authority))
+        .or_else(|| here.is_none().then(|| refusals.first()).flatten())
+        .map(|r| &r.block)?;
+    Some(match block {
+        UrlBlock::Dns(host) => format!("Navigation failed: cannot resolve {host}"),
+        block => crate::extract::fetch::block_message(&block.to_string()),
     })
-    .await
-    .unwrap_or(true)
 }
 
 impl BrowserSlot {
     /// A slot that starts its browser on first use.
     pub fn new(settings: BrowserSettings) -> Arc<Self> {
+        Self::with_resolver(settings, Arc::new(SystemResolver))
+    }
+
+    /// A slot whose checks and proxy resolve names with `resolver`.
+    pub fn with_resolver(settings: BrowserSettings, resolver: Arc<dyn Resolver>) -> Arc<Self> {
         Arc::new(Self {
             settings,
+            resolver,
             live: tokio::sync::Mutex::new(None),
             last_used: Mutex::new(Instant::now()),
         })
@@ -127,16 +167,21 @@ impl BrowserSlot {
         self.touch();
         let mut live = self.live.lock().await;
         if live.is_none() {
+            let proxy = CheckingProxy::start(self.settings.policy, self.resolver.clone())
+                .await
+                .map_err(|e| format!("Failed to start the browser's proxy: {e}"))?;
             let browser = Browser::launch(
                 &self.settings.executable,
                 self.settings.headed,
                 running_as_root(),
+                proxy.port(),
             )
             .await
             .map_err(|e| format!("Failed to start the browser: {e}"))?;
             *live = Some(Live {
                 browser,
                 refs: HashMap::new(),
+                proxy,
             });
             self.watch_idle();
         }
@@ -198,22 +243,25 @@ impl BrowserSlot {
             );
         }
         let url = with_scheme(url);
-        if is_metadata(&url).await {
-            return failure("Blocked: URL targets a cloud metadata endpoint");
+        if let Err(blocked) = precheck(&url, self.settings.policy, self.resolver.clone()).await {
+            return failure(&blocked);
         }
         let cache = self.settings.cache_dir.clone();
         let done = self
             .with(async |live: &mut Live| {
+                live.proxy.forget();
                 let nav = live.browser.call("Page.navigate", json!({"url": url})).await?;
                 if let Some(error) = nav["errorText"].as_str().filter(|e| !e.is_empty()) {
-                    return Err(format!("Navigation failed: {error}"));
+                    return Err(refused_navigation(&live.proxy, &url, None)
+                        .unwrap_or_else(|| format!("Navigation failed: {error}")));
                 }
                 live.browser.wait_loaded(Duration::from_secs(30)).await;
                 let here = live.browser.eval("location.href").await?;
                 let here = here.as_str().unwrap_or("").to_owned();
-                if here != url && is_metadata(&here).await {
+                // A refused plain-HTTP page arrives as the proxy's 403 page.
+                if let Some(blocked) = refused_navigation(&live.proxy, &url, Some(&here)) {
                     let _ = live.browser.call("Page.navigate", json!({"url": "about:blank"})).await;
-                    return Err("Blocked: redirect landed on a cloud metadata endpoint".into());
+                    return Err(blocked);
                 }
                 let title = live.browser.eval("document.title").await?;
                 let (text, count) = Self::snapshot_of(live, false, &cache).await?;

@@ -249,7 +249,7 @@ fn send_error(error: &reqwest::Error, url: &str) -> String {
 }
 
 /// The reference's wording for a refused address, with our reason.
-fn block_message(reason: &str) -> String {
+pub(crate) fn block_message(reason: &str) -> String {
     format!("Blocked: URL targets a private or internal network address ({reason})")
 }
 

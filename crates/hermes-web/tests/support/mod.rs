@@ -1,0 +1,3 @@
+//! Shared pieces of the hermes-web integration tests.
+
+pub mod dns;
