@@ -201,3 +201,75 @@ fn a_metadata_address_and_an_unknown_ref_are_refused() {
         last[1]
     );
 }
+
+#[test]
+fn a_redirect_to_a_metadata_address_is_refused_by_the_browsers_proxy() {
+    if !chromium() {
+        return;
+    }
+    // Chromium follows redirects itself; its proxy refuses the hop before
+    // any connection to the metadata address is tried.
+    let web = LoopbackWeb::start();
+    web.put(
+        "/go",
+        Page::redirect("http://169.254.169.254/latest/meta-data/"),
+    );
+    web.put("/form.html", Page::ok("text/html", FORM));
+    let sb = Sandbox::start();
+    sb.mock.push_all([
+        Reply::tool_call(
+            "c1",
+            "browser_navigate",
+            &json!({"url": web.url("/go")}).to_string(),
+        ),
+        Reply::tool_call(
+            "c2",
+            "browser_navigate",
+            &json!({"url": web.url("/form.html")}).to_string(),
+        ),
+        Reply::text("done"),
+    ]);
+    let out = sb.chat("go", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let last = results(&sb.mock.chat_requests()[2]);
+    assert_eq!(last[0]["success"], false, "{}", last[0]);
+    let error = last[0]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("Blocked:")
+            && error.contains("169.254.169.254 (169.254.169.254) is a cloud metadata endpoint"),
+        "{error}"
+    );
+    // The same browser, through the same proxy, still loads loopback pages.
+    assert_eq!(last[1]["success"], true, "{}", last[1]);
+    assert_eq!(last[1]["title"], "Sign up");
+}
+
+#[test]
+fn private_pages_are_refused_when_allow_private_urls_is_false() {
+    if !chromium() {
+        return;
+    }
+    let web = LoopbackWeb::start();
+    web.put("/form.html", Page::ok("text/html", FORM));
+    let sb = Sandbox::start();
+    sb.add_config("security:\n  allow_private_urls: false\n");
+    sb.mock.push_all([
+        Reply::tool_call(
+            "c1",
+            "browser_navigate",
+            &json!({"url": web.url("/form.html")}).to_string(),
+        ),
+        Reply::text("done"),
+    ]);
+    let out = sb.chat("go", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let last = results(&sb.mock.chat_requests()[1]);
+    let error = last[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("Blocked:")
+            && error.contains("resolves to the private/internal address 127.0.0.1"),
+        "{}",
+        last[0]
+    );
+    assert!(web.hits.lock().unwrap().is_empty());
+}
