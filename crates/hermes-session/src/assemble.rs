@@ -50,6 +50,8 @@ pub(crate) async fn assemble(
     let (config, env, home) = (&setup.config, &setup.env, &setup.home);
     let mut notices = Vec::new();
     let preload = preload(services, spec, &mut notices)?;
+    let place = crate::environment::prepare(setup, &spec.cwd).await?;
+    let cwd = place.cwd.clone().unwrap_or_else(|| spec.cwd.clone());
     let (provider, endpoint) = primary(services, spec, &mut notices).await?;
     let toolsets = spec
         .toolsets
@@ -136,7 +138,10 @@ pub(crate) async fn assemble(
             },
         });
         notices.extend(warnings.into_iter().map(Notice::Warning));
-        text
+        match &place.hint {
+            Some(hint) => format!("{text}\n\n{hint}"),
+            None => text,
+        }
     };
     let (session_id, system_prompt, history) = match (&spec.resume, &store) {
         (Some(request), Some(db)) => {
@@ -233,7 +238,7 @@ pub(crate) async fn assemble(
         max_turns,
         max_tokens: None,
         temperature: None,
-        cwd: spec.cwd.clone(),
+        cwd: cwd.clone(),
         session_id: session_id.clone(),
         homes: Homes {
             home: env.get("HOME").map(Into::into),
@@ -259,8 +264,9 @@ pub(crate) async fn assemble(
         // a server's sessions would each block on snapshots of shared trees.
         .checkpoints(Arc::new(crate::checkpoints::checkpoints(
             services.setup(),
-            spec.checkpoints,
-            spec.source == "cli",
+            // Another machine's files (ssh) are not snapshotted here.
+            spec.checkpoints && place.env.kind() != "ssh",
+            spec.source == "cli" && place.env.kind() != "ssh",
         )))
         .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
         .history(match &spec.seed {
@@ -287,7 +293,8 @@ pub(crate) async fn assemble(
         })
         .platform(spec.source.clone())
         .client_files(spec.client_files.clone())
-        .hidden_env(crate::secrets::credential_vars(setup));
+        .hidden_env(crate::secrets::credential_vars(setup))
+        .environment(place.env.clone());
     match crate::auxiliary::summarizer(services, &endpoint) {
         Ok(Some(route)) => builder = builder.auxiliary(route.provider, route.model),
         Ok(None) => {}

@@ -131,6 +131,7 @@ impl SubagentFactory for Subagents {
             .system_prompt(Some(spec.system_prompt.clone()))
             .approvals(spec.approvals)
             .hidden_env(spec.hidden_env)
+            .environment(spec.environment)
             .hooks(self.hooks.clone())
             .platform("subagent")
             .retry_policy(self.retry.clone())

@@ -18,6 +18,7 @@ mod conversation;
 pub mod cron;
 mod delegation;
 pub mod endpoint;
+mod environment;
 mod error;
 pub mod hooks;
 pub mod images;

@@ -339,6 +339,8 @@ pub struct SpawnOptions<'a> {
     pub notify: bool,
     /// Strings in its output the agent is told about.
     pub watch_patterns: &'a [String],
+    /// Where it runs; `None` is the local host.
+    pub environment: Option<&'a dyn hermes_env::Environment>,
 }
 
 impl ProcessTable {

@@ -13,6 +13,7 @@ fn opts(dir: &Path, with_stdin: bool) -> SpawnOptions<'_> {
         },
         notify: false,
         watch_patterns: &[],
+        environment: None,
     }
 }
 

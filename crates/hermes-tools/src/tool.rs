@@ -47,6 +47,8 @@ pub struct ToolContext {
     /// An editor's view of the files (its unsaved buffers), which `read_file`
     /// and `write_file` go through when set.
     pub client_files: Option<std::sync::Arc<dyn ClientFiles>>,
+    /// Where commands and file operations run (`terminal.backend`).
+    pub env: std::sync::Arc<dyn hermes_env::Environment>,
 }
 
 /// Files as an editor client holds them (ACP's `fs/read_text_file` and
@@ -138,6 +140,7 @@ impl ToolContext {
             processes: std::sync::Arc::default(),
             hooks: std::sync::Arc::default(),
             client_files: None,
+            env: hermes_env::local(),
         }
     }
 

@@ -37,6 +37,7 @@ pub struct AgentBuilder {
     steer: SteerHandle,
     timing: Arc<dyn Timing>,
     hidden_env: Arc<[String]>,
+    environment: Option<Arc<dyn hermes_env::Environment>>,
     dynamic: Option<Arc<dyn hermes_tools::DynamicTools>>,
     processes: Option<Arc<hermes_tools::processes::ProcessTable>>,
     checkpoints: Option<Arc<hermes_tools::checkpoints::Checkpoints>>,
@@ -79,6 +80,7 @@ impl AgentBuilder {
             steer: SteerHandle::default(),
             timing: Arc::new(SystemTiming),
             hidden_env: Arc::from(Vec::new()),
+            environment: None,
             processes: None,
             checkpoints: None,
             dynamic: None,
@@ -196,6 +198,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Where commands and file tools run (`terminal.backend`; the host by default).
+    pub fn environment(mut self, environment: Arc<dyn hermes_env::Environment>) -> Self {
+        self.environment = Some(environment);
+        self
+    }
+
     /// Lifecycle hooks (shell hooks, plugins) run around turns, model calls and tools.
     pub fn hooks(mut self, hooks: Arc<hermes_tools::hooks::Hooks>) -> Self {
         self.hooks = hooks;
@@ -255,6 +263,7 @@ impl AgentBuilder {
             clarifier: self.clarifier,
             timing: self.timing,
             hidden_env: self.hidden_env,
+            environment: self.environment.unwrap_or_else(hermes_env::local),
             processes: self.processes.unwrap_or_default(),
             checkpoints: self.checkpoints,
             dynamic: self.dynamic.map(super::dynamic::DynamicState::new),

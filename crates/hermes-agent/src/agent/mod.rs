@@ -144,6 +144,8 @@ pub struct Agent {
     timing: Arc<dyn Timing>,
     /// Variables the processes tools start never inherit (credentials).
     hidden_env: Arc<[String]>,
+    /// Where commands and file tools run.
+    environment: Arc<dyn hermes_env::Environment>,
     /// The background processes this agent's tools started.
     processes: Arc<hermes_tools::processes::ProcessTable>,
     /// Snapshots of project trees before tools change them (`/rollback`).

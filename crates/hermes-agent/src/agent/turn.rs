@@ -341,6 +341,7 @@ impl Agent {
                 processes: self.processes.clone(),
                 hooks: self.hooks.clone(),
                 client_files: self.client_files.clone(),
+                env: self.environment.clone(),
             };
             // A round that only ran scripts does not count against the budget:
             // execute_code exists to do many steps in one call.

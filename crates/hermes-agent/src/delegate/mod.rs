@@ -54,6 +54,8 @@ pub struct ChildSpec {
     pub homes: Homes,
     /// Variables its tools' processes never inherit (the parent's list).
     pub hidden_env: Arc<[String]>,
+    /// Where the child's commands and file tools run (the parent's environment).
+    pub environment: Arc<dyn hermes_env::Environment>,
 }
 
 /// Builds child agents. The front-end implements it: it owns the providers,
@@ -259,6 +261,7 @@ impl DelegateTool {
                 cwd: ctx.cwd.clone(),
                 homes: ctx.homes.clone(),
                 hidden_env: ctx.hidden_env.clone(),
+                environment: ctx.env.clone(),
             };
             let agent = match self.factory.build(spec) {
                 Ok(agent) => agent,

@@ -1,6 +1,7 @@
 //! The built-in local tools.
 
 pub mod clarify;
+pub(crate) mod file_io;
 pub mod memory;
 pub mod patch;
 pub mod process;

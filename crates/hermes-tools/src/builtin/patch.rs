@@ -14,8 +14,10 @@ use futures_util::future::BoxFuture;
 use hermes_protocol::ToolSchema;
 use serde_json::{Map, Value, json};
 
+use crate::builtin::file_io::FileIo;
 use crate::builtin::write_file::{fsio, guard, syntax_gate};
 use crate::{ParallelClass, Tool, ToolContext, ToolError, ToolResult, arg_bool, arg_str};
+use hermes_env::files::Kind;
 use rewrite::MatchError;
 
 /// The `patch` tool.
@@ -120,7 +122,8 @@ impl Tool for PatchTool {
                     if let Err(refused) = ctx.approve_write("patch", &path).await {
                         return Ok(refused);
                     }
-                    Box::new(move || replace(&homes, &path, &req))
+                    let io = super::file_io::for_context(ctx);
+                    Box::new(move || replace(io.as_ref(), &homes, &path, &req))
                 }
                 "patch" => {
                     let text = arg_str(&args, "patch")
@@ -140,7 +143,8 @@ impl Tool for PatchTool {
                         }
                     }
                     let cwd = ctx.cwd.clone();
-                    Box::new(move || patch_v4a(&homes, &text, &cwd))
+                    let io = super::file_io::for_context(ctx);
+                    Box::new(move || patch_v4a(io.as_ref(), &homes, &text, &cwd))
                 }
                 other => {
                     return Err(ToolError::model(format!(
@@ -210,23 +214,27 @@ impl ReplaceRequest {
     }
 }
 
-fn replace(homes: &Homes, path: &Path, req: &ReplaceRequest) -> ToolResult {
+fn replace(io: &dyn FileIo, homes: &Homes, path: &Path, req: &ReplaceRequest) -> ToolResult {
     let shown = req.path.as_str();
     if let Some(msg) = guard::write_denied(homes, path, shown) {
         return Err(ToolError::model(msg));
     }
-    if path.is_dir() {
-        return Err(ToolError::model(format!(
-            "{shown} is a directory; patch edits files."
-        )));
+    match io.kind(path) {
+        Ok(Some(Kind::Dir)) => {
+            return Err(ToolError::model(format!(
+                "{shown} is a directory; patch edits files."
+            )));
+        }
+        Ok(None) => {
+            return Err(ToolError::model(format!(
+                "File not found: {shown}. patch edits existing files; use write_file to create a \
+                 new one."
+            )));
+        }
+        Ok(Some(Kind::File)) => {}
+        Err(e) => return Err(ToolError::model(fsio::describe_io(path, &e))),
     }
-    if !path.exists() {
-        return Err(ToolError::model(format!(
-            "File not found: {shown}. patch edits existing files; use write_file to create a new \
-             one."
-        )));
-    }
-    let file = fsio::read_text(path).map_err(ToolError::model)?;
+    let file = super::file_io::read_text(io, path).map_err(ToolError::model)?;
     let (old, new) = if file.crlf {
         (req.old.replace("\r\n", "\n"), req.new.replace("\r\n", "\n"))
     } else {
@@ -250,7 +258,7 @@ fn replace(homes: &Homes, path: &Path, req: &ReplaceRequest) -> ToolResult {
     if let Some(msg) = syntax_gate(path, &replaced.content) {
         return Err(ToolError::model(msg));
     }
-    fsio::atomic_write(path, file.render(&replaced.content).as_bytes())
+    io.write(path, file.render(&replaced.content).as_bytes())
         .map_err(|e| ToolError::model(format!("Failed to write changes to {shown}: {e}")))?;
     let resolved = path.display().to_string();
     let mut result = json!({
@@ -270,11 +278,11 @@ fn replace(homes: &Homes, path: &Path, req: &ReplaceRequest) -> ToolResult {
     Ok(result.to_string())
 }
 
-fn patch_v4a(homes: &Homes, text: &str, cwd: &Path) -> ToolResult {
+fn patch_v4a(io: &dyn FileIo, homes: &Homes, text: &str, cwd: &Path) -> ToolResult {
     let ops =
         v4a::parse(text).map_err(|e| ToolError::model(format!("Failed to parse patch: {e}")))?;
     let resolve = |p: &str| -> PathBuf { crate::paths::resolve(cwd, p, homes.home.as_deref()) };
-    let outcome = apply::apply_ops(homes, &ops, &resolve).map_err(ToolError::model)?;
+    let outcome = apply::apply_ops(io, homes, &ops, &resolve).map_err(ToolError::model)?;
     let mut obj = Map::new();
     obj.insert("success".into(), json!(true));
     if !outcome.diff.is_empty() {

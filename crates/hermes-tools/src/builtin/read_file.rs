@@ -109,6 +109,15 @@ impl Tool for ReadFileTool {
                 page.file_size = text.len() as u64;
                 return Ok(Value::Object(page.into_json(&shown, offset, limit)).to_string());
             }
+            if !ctx.env.is_host() {
+                // The session's environment (sandbox, ssh): its files, not the host's.
+                let io = super::file_io::for_context(ctx);
+                return tokio::task::spawn_blocking(move || {
+                    read_via(io.as_ref(), &homes, &path, &shown, offset, limit)
+                })
+                .await
+                .map_err(|e| ToolError::Fatal(format!("read_file task failed: {e}")))?;
+            }
             tokio::task::spawn_blocking(move || read(&homes, &path, &shown, offset, limit))
                 .await
                 .map_err(|e| ToolError::Fatal(format!("read_file task failed: {e}")))?
@@ -175,6 +184,60 @@ fn read(homes: &Homes, path: &Path, shown: &str, offset: usize, limit: usize) ->
     };
     let mut page = paginate(lines, offset, limit);
     page.file_size = meta.len();
+    Ok(Value::Object(page.into_json(shown, offset, limit)).to_string())
+}
+
+/// [`read`] through a file view other than the host's disk (the whole file is fetched).
+fn read_via(
+    io: &dyn super::file_io::FileIo,
+    homes: &Homes,
+    path: &Path,
+    shown: &str,
+    offset: usize,
+    limit: usize,
+) -> ToolResult {
+    if guard::is_blocked_device(path) {
+        return Err(ToolError::model(format!(
+            "Cannot read '{shown}': it is a device or process file that would block, never end, \
+             or expose process secrets."
+        )));
+    }
+    if let Some(msg) = guard::read_blocked(homes, path, shown) {
+        return Err(ToolError::model(msg));
+    }
+    let bytes = match io.read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::model(format!(
+                "File not found: {shown}. Check the path with search_files or the terminal."
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+            return Err(ToolError::model(format!(
+                "{shown} is a directory, not a file. To list it, use search_files with \
+                 target='files', pattern='*' and path='{shown}'."
+            )));
+        }
+        Err(e) => return Err(ToolError::model(format!("Cannot read {shown}: {e}"))),
+    };
+    if let Some(ext) = support::binary_extension(path) {
+        return Err(ToolError::model(format!(
+            "Cannot read binary file '{shown}' (.{ext}). Use the terminal to inspect binary files."
+        )));
+    }
+    if support::looks_binary(&bytes[..bytes.len().min(8192)]) {
+        return Err(ToolError::model(format!(
+            "{shown} is a binary file and cannot be shown as text. Use the terminal (e.g. file, \
+             xxd, strings) to inspect it."
+        )));
+    }
+    let size = bytes.len() as u64;
+    let lines = LineIter {
+        reader: std::io::Cursor::new(bytes),
+        buf: Vec::new(),
+    };
+    let mut page = paginate(lines, offset, limit);
+    page.file_size = size;
     Ok(Value::Object(page.into_json(shown, offset, limit)).to_string())
 }
 

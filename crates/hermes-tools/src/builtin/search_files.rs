@@ -1,5 +1,6 @@
 //! `search_files`: regex search inside files, or find files by name.
 
+mod in_env;
 mod walk;
 
 use crate::Homes;
@@ -166,6 +167,19 @@ impl Tool for SearchFilesTool {
                 cancel: ctx.cancel.clone(),
                 homes: homes.clone(),
             };
+            if !ctx.env.is_host() {
+                if let Some(msg) = guard::read_blocked(&homes, &scope.root, &scope.shown_root) {
+                    return Err(ToolError::model(msg));
+                }
+                let query = in_env::Query {
+                    pattern: &pattern,
+                    files_target,
+                    file_glob: file_glob.as_deref(),
+                    mode,
+                };
+                let found = in_env::search(ctx, &scope, &query).await?;
+                return Ok(render(found, files_target, mode, &pattern, offset, limit));
+            }
             tokio::task::spawn_blocking(move || {
                 check_root(&homes, &scope)?;
                 let found = if files_target {

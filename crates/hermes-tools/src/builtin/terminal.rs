@@ -94,7 +94,8 @@ impl Tool for TerminalTool {
                 Some(w) if !w.trim().is_empty() => ctx.resolve(w),
                 _ => ctx.cwd.clone(),
             };
-            if !workdir.is_dir() {
+            // Elsewhere (ssh) the directory is the remote host's; the shell says so.
+            if ctx.env.is_host() && !workdir.is_dir() {
                 return Err(ToolError::model(format!(
                     "terminal: workdir '{}' is not an existing directory. Create it first or pass another workdir.",
                     workdir.display()
@@ -103,18 +104,22 @@ impl Tool for TerminalTool {
             // Every command passes the approval gate before it can touch the
             // machine, judged where it runs: from `workdir`, with the PATH the
             // shell it starts inherits from this process.
-            let path = std::env::var_os("PATH")
-                .map(|p| std::env::split_paths(&p).collect())
-                .unwrap_or_default();
-            let host =
-                crate::approval::Host::new(ctx.homes.home.clone(), Some(workdir.clone()), path);
             let site = ctx.hook_site();
             let observers = (!ctx.hooks.is_empty()).then_some((ctx.hooks.as_ref(), site));
-            let note = match ctx
-                .approvals
-                .check_observed(command, &host, observers)
-                .await
-            {
+            let decision = if matches!(ctx.env.kind(), "local" | "sandbox") {
+                let path = std::env::var_os("PATH")
+                    .map(|p| std::env::split_paths(&p).collect())
+                    .unwrap_or_default();
+                let host =
+                    crate::approval::Host::new(ctx.homes.home.clone(), Some(workdir.clone()), path);
+                ctx.approvals
+                    .check_observed(command, &host, observers)
+                    .await
+            } else {
+                // Another machine's files are not this one's: judge the text alone.
+                ctx.approvals.check_with_home(command, None).await
+            };
+            let note = match decision {
                 Decision::Allow { note } => note,
                 Decision::Refuse { result, status } => {
                     ctx.status(status);
@@ -127,6 +132,14 @@ impl Tool for TerminalTool {
             let mut outcome =
                 run_foreground(command, &workdir, Duration::from_secs(timeout), ctx).await?;
             transform_output(&mut outcome, command, ctx).await;
+            if ctx.env.kind() == "ssh" && outcome.exit_code == hermes_env::SSH_FAILURE {
+                // ssh's own failure status: say so, so a dead host is not read as the command's.
+                outcome.output.push_str(
+                    "\n[hermes] ssh exited 255: the connection to the remote host failed or was \
+                     lost, so the command may not have run there. Nothing was run on this \
+                     machine instead; the next command reconnects.",
+                );
+            }
             Ok(outcome.to_json(timeout, note))
         })
     }
@@ -168,6 +181,7 @@ fn start_background(
         },
         notify: notify && announces,
         watch_patterns: &patterns,
+        environment: Some(ctx.env.as_ref()),
     };
     let process = match ctx.processes.spawn(command, opts) {
         Ok(p) => p,
@@ -308,11 +322,11 @@ async fn run_foreground(
     let writer_err = writer
         .try_clone()
         .map_err(|e| ToolError::Fatal(format!("pipe: {e}")))?;
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(workdir)
-        .stdin(Stdio::null())
+    let mut cmd = ctx
+        .env
+        .command(&["bash", "-c", command], workdir)
+        .map_err(|e| ToolError::model(format!("terminal: {e}")))?;
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err))
         .env("PAGER", "cat")

@@ -1,6 +1,9 @@
 //! `write_file`: replace a file's whole content (creating it and its parents).
 
 pub(crate) mod fsio;
+
+use super::file_io::FileIo;
+use hermes_env::files::Kind;
 pub(crate) mod guard;
 
 use crate::Homes;
@@ -100,7 +103,7 @@ impl Tool for WriteFileTool {
             }
             let homes = ctx.homes.clone();
             if let Some(files) = &ctx.client_files {
-                refuse(&homes, &path, &raw_path, &content)?;
+                refuse(&super::file_io::HostIo, &homes, &path, &raw_path, &content)?;
                 let created = !path.exists();
                 match files.write(&path, &content).await {
                     Ok(true) => {
@@ -122,9 +125,12 @@ impl Tool for WriteFileTool {
                     }
                 }
             }
-            tokio::task::spawn_blocking(move || write(&homes, &path, &raw_path, &content))
-                .await
-                .map_err(|e| ToolError::Fatal(format!("write_file task failed: {e}")))?
+            let io = super::file_io::for_context(ctx);
+            tokio::task::spawn_blocking(move || {
+                write(io.as_ref(), &homes, &path, &raw_path, &content)
+            })
+            .await
+            .map_err(|e| ToolError::Fatal(format!("write_file task failed: {e}")))?
         })
     }
 }
@@ -141,7 +147,13 @@ fn json_type_name(v: &Value) -> &'static str {
 }
 
 /// Why `content` must not be written to `path`, if it must not.
-fn refuse(homes: &Homes, path: &Path, shown: &str, content: &str) -> Result<(), ToolError> {
+fn refuse(
+    io: &dyn FileIo,
+    homes: &Homes,
+    path: &Path,
+    shown: &str,
+    content: &str,
+) -> Result<(), ToolError> {
     if let Some(msg) = guard::write_denied(homes, path, shown) {
         return Err(ToolError::model(msg));
     }
@@ -154,7 +166,7 @@ fn refuse(homes: &Homes, path: &Path, shown: &str, content: &str) -> Result<(), 
     if let Some(msg) = syntax_gate(path, content) {
         return Err(ToolError::model(msg));
     }
-    if path.is_dir() {
+    if matches!(io.kind(path), Ok(Some(Kind::Dir))) {
         return Err(ToolError::model(format!(
             "{shown} is a directory. Give write_file the path of a file inside it."
         )));
@@ -162,10 +174,10 @@ fn refuse(homes: &Homes, path: &Path, shown: &str, content: &str) -> Result<(), 
     Ok(())
 }
 
-fn write(homes: &Homes, path: &Path, shown: &str, content: &str) -> ToolResult {
-    refuse(homes, path, shown, content)?;
+fn write(io: &dyn FileIo, homes: &Homes, path: &Path, shown: &str, content: &str) -> ToolResult {
+    refuse(io, homes, path, shown, content)?;
     // Keep the existing file's BOM and CRLF conventions across the rewrite.
-    let (bom, crlf) = match std::fs::read(path) {
+    let (bom, crlf) = match io.read(path) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes);
             let file = fsio::TextFile::from_raw(&text);
@@ -174,12 +186,8 @@ fn write(homes: &Homes, path: &Path, shown: &str, content: &str) -> ToolResult {
         Err(_) => (false, false),
     };
     let rendered = fsio::render_with(content, bom, crlf);
-    let dirs_created = fsio::ensure_parent(path).map_err(|e| {
-        ToolError::model(format!(
-            "Failed to create parent directories for {shown}: {e}"
-        ))
-    })?;
-    fsio::atomic_write(path, rendered.as_bytes())
+    let dirs_created = io
+        .write(path, rendered.as_bytes())
         .map_err(|e| ToolError::model(format!("Failed to write {shown}: {e}")))?;
     let resolved = path.display().to_string();
     Ok(json!({

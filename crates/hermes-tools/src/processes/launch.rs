@@ -35,18 +35,16 @@ pub(super) fn launch(command: &str, opts: &SpawnOptions<'_>) -> Result<Launched,
 fn on_pipes(command: &str, opts: &SpawnOptions<'_>, with_stdin: bool) -> Result<Launched, String> {
     let (reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let writer_err = writer.try_clone().map_err(|e| format!("pipe: {e}"))?;
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .stdin(if with_stdin {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer_err))
-        .env("TERM", "dumb")
-        .process_group(0);
+    let mut cmd = in_environment(&["bash", "-c", command], opts)?;
+    cmd.stdin(if with_stdin {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::from(writer))
+    .stderr(Stdio::from(writer_err))
+    .env("TERM", "dumb")
+    .process_group(0);
     prepare(&mut cmd, opts);
     let mut child = cmd
         .spawn()
@@ -102,12 +100,12 @@ pub(super) fn start_on(
     let mut cmd = if new_session {
         // Not a group leader (no process_group), so setsid(2) succeeds in
         // place and the pid we hold is the command's, leader of its group.
-        let mut cmd = tokio::process::Command::new("setsid");
-        cmd.args(["-c", "bash", "-c"]).arg(command);
-        cmd
+        in_environment(&["setsid", "-c", "bash", "-c", command], opts)
+            .map_err(std::io::Error::other)?
     } else {
-        let mut cmd = tokio::process::Command::new("bash");
-        cmd.arg("-c").arg(command).process_group(0);
+        let mut cmd =
+            in_environment(&["bash", "-c", command], opts).map_err(std::io::Error::other)?;
+        cmd.process_group(0);
         cmd
     };
     cmd.stdin(stdin)
@@ -118,10 +116,21 @@ pub(super) fn start_on(
     cmd.spawn()
 }
 
-/// What every background command gets: its directory and a quiet environment.
+/// `argv` as a process in the session's environment, starting in its directory.
+fn in_environment(
+    argv: &[&str],
+    opts: &SpawnOptions<'_>,
+) -> Result<tokio::process::Command, String> {
+    let local = hermes_env::Local;
+    let environment: &dyn hermes_env::Environment = opts.environment.unwrap_or(&local);
+    environment
+        .command(argv, opts.cwd)
+        .map_err(|e| e.to_string())
+}
+
+/// What every background command gets: a quiet environment.
 fn prepare(cmd: &mut tokio::process::Command, opts: &SpawnOptions<'_>) {
-    cmd.current_dir(opts.cwd)
-        .env("PAGER", "cat")
+    cmd.env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("PYTHONUNBUFFERED", "1");
     // Provider keys in the user's shell must not be one `printenv` away.

@@ -9,7 +9,9 @@ use super::diff::unified_diff;
 use super::fuzzy;
 use super::rewrite::{self, MatchError};
 use super::v4a::{FileOp, Hunk, OpKind};
+use crate::builtin::file_io::{FileIo, read_text};
 use crate::builtin::write_file::{fsio, guard, syntax_gate};
+use hermes_env::files::Kind;
 
 /// What a successful patch did.
 #[derive(Debug, Default)]
@@ -34,6 +36,7 @@ struct Planned {
 
 /// Simulates `ops`, then writes the results. `resolve` maps patch paths to files.
 pub(crate) fn apply_ops(
+    io: &dyn FileIo,
     homes: &crate::Homes,
     ops: &[FileOp],
     resolve: &dyn Fn(&str) -> PathBuf,
@@ -54,7 +57,7 @@ pub(crate) fn apply_ops(
         match &op.kind {
             OpKind::Add(lines) => {
                 real_changes += 1;
-                if path.is_dir() {
+                if matches!(io.kind(&path), Ok(Some(Kind::Dir))) {
                     errors.push(format!(
                         "{}: is a directory, cannot add it as a file",
                         op.path
@@ -89,7 +92,7 @@ pub(crate) fn apply_ops(
             }
             OpKind::Delete => {
                 real_changes += 1;
-                match deletable(&plan, &path) {
+                match deletable(io, &plan, &path) {
                     Ok(old) => {
                         diffs.push(match old {
                             Some(old) => {
@@ -115,7 +118,7 @@ pub(crate) fn apply_ops(
             OpKind::Move { to } => {
                 real_changes += 1;
                 let dest = resolve(to);
-                let src = match current(&plan, &path) {
+                let src = match current(io, &plan, &path) {
                     Ok(f) => f,
                     Err(e) => {
                         errors.push(format!("{}: cannot move: {e}", op.path));
@@ -126,7 +129,7 @@ pub(crate) fn apply_ops(
                     errors.push(msg);
                     continue;
                 }
-                if let Err(msg) = check_destination(&plan, &dest, to) {
+                if let Err(msg) = check_destination(io, &plan, &dest, to) {
                     errors.push(msg);
                     continue;
                 }
@@ -146,7 +149,7 @@ pub(crate) fn apply_ops(
                     .push(format!("{} -> {}", path.display(), dest.display()));
             }
             OpKind::Update { hunks, move_to } => {
-                let file = match current(&plan, &path) {
+                let file = match current(io, &plan, &path) {
                     Ok(f) => f,
                     Err(e) => {
                         errors.push(format!("{}: {e}", op.path));
@@ -171,7 +174,7 @@ pub(crate) fn apply_ops(
                         continue;
                     }
                     if *dest_path != path {
-                        if let Err(msg) = check_destination(&plan, dest_path, m) {
+                        if let Err(msg) = check_destination(io, &plan, dest_path, m) {
                             errors.push(msg);
                             continue;
                         }
@@ -222,7 +225,7 @@ pub(crate) fn apply_ops(
             list.join("\n")
         ));
     }
-    commit(&plan, &order)?;
+    commit(io, &plan, &order)?;
     dedup(&mut out.modified);
     out.diff = diffs
         .into_iter()
@@ -245,17 +248,21 @@ fn set(plan: &mut BTreeMap<PathBuf, Planned>, order: &mut Vec<PathBuf>, path: Pa
 }
 
 /// The current (simulated) state of an existing text file.
-fn current(plan: &BTreeMap<PathBuf, Planned>, path: &Path) -> Result<Planned, String> {
+fn current(
+    io: &dyn FileIo,
+    plan: &BTreeMap<PathBuf, Planned>,
+    path: &Path,
+) -> Result<Planned, String> {
     if let Some(p) = plan.get(path) {
         return match p.content {
             Some(_) => Ok(p.clone()),
             None => Err("file was already deleted or moved earlier in this patch".into()),
         };
     }
-    if path.is_dir() {
+    if matches!(io.kind(path), Ok(Some(Kind::Dir))) {
         return Err("is a directory, not a file".into());
     }
-    let file = fsio::read_text(path)?;
+    let file = read_text(io, path)?;
     Ok(Planned {
         content: Some(file.text),
         bom: file.bom,
@@ -264,7 +271,11 @@ fn current(plan: &BTreeMap<PathBuf, Planned>, path: &Path) -> Result<Planned, St
 }
 
 /// The text of a file about to be deleted (`None` when it is not text).
-fn deletable(plan: &BTreeMap<PathBuf, Planned>, path: &Path) -> Result<Option<String>, String> {
+fn deletable(
+    io: &dyn FileIo,
+    plan: &BTreeMap<PathBuf, Planned>,
+    path: &Path,
+) -> Result<Option<String>, String> {
     if let Some(p) = plan.get(path) {
         return p
             .content
@@ -272,20 +283,21 @@ fn deletable(plan: &BTreeMap<PathBuf, Planned>, path: &Path) -> Result<Option<St
             .map(Some)
             .ok_or_else(|| "file was already deleted or moved earlier in this patch".to_owned());
     }
-    if !path.is_file() {
+    if !matches!(io.kind(path), Ok(Some(Kind::File))) {
         return Err("file not found".into());
     }
-    Ok(fsio::read_text(path).ok().map(|f| f.text))
+    Ok(read_text(io, path).ok().map(|f| f.text))
 }
 
 fn check_destination(
+    io: &dyn FileIo,
     plan: &BTreeMap<PathBuf, Planned>,
     dest: &Path,
     shown: &str,
 ) -> Result<(), String> {
     let exists = match plan.get(dest) {
         Some(p) => p.content.is_some(),
-        None => dest.exists(),
+        None => matches!(io.kind(dest), Ok(Some(_))),
     };
     if exists {
         Err(format!(
@@ -427,27 +439,28 @@ fn insert_only(text: &str, hunk: &Hunk, insert: &str) -> Result<(String, usize),
 }
 
 /// Writes the plan; on failure restores every file already touched.
-fn commit(plan: &BTreeMap<PathBuf, Planned>, order: &[PathBuf]) -> Result<(), String> {
+fn commit(
+    io: &dyn FileIo,
+    plan: &BTreeMap<PathBuf, Planned>,
+    order: &[PathBuf],
+) -> Result<(), String> {
     let mut done: Vec<(&PathBuf, Option<Vec<u8>>)> = Vec::new();
     for path in order {
         let Some(p) = plan.get(path) else { continue };
-        let original = std::fs::read(path).ok();
+        let original = io.read(path).ok();
         let result = match &p.content {
-            Some(text) => fsio::ensure_parent(path).and_then(|_| {
-                fsio::atomic_write(path, fsio::render_with(text, p.bom, p.crlf).as_bytes())
-            }),
-            None => match std::fs::remove_file(path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            },
+            Some(text) => io
+                .write(path, fsio::render_with(text, p.bom, p.crlf).as_bytes())
+                .map(|_| ()),
+            None => io.remove(path),
         };
         match result {
             Ok(()) => done.push((path, original)),
             Err(e) => {
                 for (p, orig) in done.into_iter().rev() {
                     let _ = match orig {
-                        Some(bytes) => fsio::atomic_write(p, &bytes),
-                        None => std::fs::remove_file(p),
+                        Some(bytes) => io.write(p, &bytes).map(|_| ()),
+                        None => io.remove(p),
                     };
                 }
                 return Err(format!(

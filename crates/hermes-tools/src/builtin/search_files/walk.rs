@@ -49,7 +49,7 @@ pub(crate) struct Scope {
 
 impl Scope {
     /// How a walked path is shown: like ripgrep, the root as given joined with the rest.
-    fn display(&self, path: &Path) -> String {
+    pub(crate) fn display(&self, path: &Path) -> String {
         let raw = self.shown_root.trim();
         if raw.starts_with('~') || Path::new(raw).is_absolute() {
             return path.display().to_string();

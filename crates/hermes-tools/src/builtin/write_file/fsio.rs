@@ -65,9 +65,8 @@ pub(crate) fn detect_crlf(sample: &str) -> bool {
     sample[..end].contains("\r\n")
 }
 
-/// Reads a file that must be UTF-8 text, for editing.
-pub(crate) fn read_text(path: &Path) -> Result<TextFile, String> {
-    let bytes = fs::read(path).map_err(|e| describe_io(path, &e))?;
+/// `bytes` of `path` as text for editing; binary or non-UTF-8 content is refused.
+pub(crate) fn text_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<TextFile, String> {
     if bytes.contains(&0) {
         return Err(format!(
             "{} looks like a binary file (it contains NUL bytes); it cannot be edited as text.",

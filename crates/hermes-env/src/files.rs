@@ -1,0 +1,269 @@
+//! File operations as commands inside an environment (the reference's way
+//! for backends that are not the local host): what the file tools read and
+//! write is exactly what the model's commands see there. Paths are passed
+//! as arguments, never spliced into the script.
+
+use std::io;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::{EnvError, Environment};
+
+/// How long one file operation may take.
+const FILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A command run to completion.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    /// Its exit status (-1 when killed by a signal).
+    pub status: i32,
+    /// What it printed.
+    pub stdout: Vec<u8>,
+    /// What it said on stderr.
+    pub stderr: String,
+}
+
+/// Runs `argv` in `env` from `cwd`, feeding `stdin`, within `timeout`.
+pub async fn run(
+    env: &dyn Environment,
+    argv: &[&str],
+    cwd: &Path,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<Output, EnvError> {
+    let mut cmd = env.command(argv, cwd)?;
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| EnvError::Io(format!("{}: cannot start: {e}", env.kind())))?;
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(bytes)
+            .await
+            .map_err(|e| EnvError::Io(format!("{}: writing input: {e}", env.kind())))?;
+        drop(pipe);
+    }
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let collect = async {
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        if let Some(o) = out.as_mut() {
+            let _ = o.read_to_end(&mut stdout).await;
+        }
+        if let Some(e) = err.as_mut() {
+            let _ = e.read_to_end(&mut stderr).await;
+        }
+        let status = child.wait().await;
+        (stdout, stderr, status)
+    };
+    let (stdout, stderr, status) = tokio::time::timeout(timeout, collect).await.map_err(|_| {
+        EnvError::Io(format!(
+            "{}: timed out after {}s",
+            env.kind(),
+            timeout.as_secs()
+        ))
+    })?;
+    let status = status
+        .map_err(|e| EnvError::Io(format!("{}: wait: {e}", env.kind())))?
+        .code()
+        .unwrap_or(-1);
+    let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
+    if env.kind() == "ssh" && status == crate::ssh::SSH_FAILURE {
+        return Err(EnvError::Unreachable(format!(
+            "ssh: the host cannot be reached ({stderr}). Nothing was run locally; check that \
+             the host is up and terminal.ssh_* in config.yaml."
+        )));
+    }
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+fn io_error(e: EnvError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+fn path_arg(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// What a path is in the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file (or something else that is not a directory).
+    File,
+    /// A directory.
+    Dir,
+}
+
+/// What `path` is, `None` when it does not exist.
+pub async fn stat(env: &dyn Environment, path: &Path, cwd: &Path) -> io::Result<Option<Kind>> {
+    let script =
+        r#"if [ -d "$1" ]; then echo dir; elif [ -e "$1" ]; then echo file; else echo none; fi"#;
+    let p = path_arg(path);
+    let out = run(
+        env,
+        &["sh", "-c", script, "sh", &p],
+        cwd,
+        None,
+        FILE_TIMEOUT,
+    )
+    .await
+    .map_err(io_error)?;
+    Ok(match String::from_utf8_lossy(&out.stdout).trim() {
+        "dir" => Some(Kind::Dir),
+        "file" => Some(Kind::File),
+        _ => None,
+    })
+}
+
+/// The bytes of `path`.
+pub async fn read(env: &dyn Environment, path: &Path, cwd: &Path) -> io::Result<Vec<u8>> {
+    let script = r#"if [ -d "$1" ]; then exit 21; elif [ ! -e "$1" ]; then exit 2; elif [ ! -r "$1" ]; then exit 13; fi; exec cat -- "$1""#;
+    let p = path_arg(path);
+    let out = run(
+        env,
+        &["sh", "-c", script, "sh", &p],
+        cwd,
+        None,
+        FILE_TIMEOUT,
+    )
+    .await
+    .map_err(io_error)?;
+    match out.status {
+        0 => Ok(out.stdout),
+        2 => Err(io::Error::new(io::ErrorKind::NotFound, "no such file")),
+        21 => Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        )),
+        13 => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "permission denied",
+        )),
+        _ => Err(io::Error::other(out.stderr)),
+    }
+}
+
+/// Replaces `path` with `bytes` (a temporary file renamed over it, so a
+/// reader never sees half of it); `true` when its directory was created.
+pub async fn write(
+    env: &dyn Environment,
+    path: &Path,
+    bytes: &[u8],
+    cwd: &Path,
+) -> io::Result<bool> {
+    let script = r#"d=$(dirname -- "$1"); made=0
+if [ ! -d "$d" ]; then mkdir -p -- "$d" || exit 1; made=1; fi
+t="$1.hermes-tmp.$$"
+if cat > "$t" && mv -f -- "$t" "$1"; then echo "$made"; else rm -f -- "$t"; exit 1; fi"#;
+    let p = path_arg(path);
+    let out = run(
+        env,
+        &["sh", "-c", script, "sh", &p],
+        cwd,
+        Some(bytes),
+        FILE_TIMEOUT,
+    )
+    .await
+    .map_err(io_error)?;
+    if out.status != 0 {
+        let why = if out.stderr.is_empty() {
+            format!("exit status {}", out.status)
+        } else {
+            out.stderr
+        };
+        return Err(io::Error::other(why));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim() == "1")
+}
+
+/// Removes `path` (a missing file is not an error).
+pub async fn remove(env: &dyn Environment, path: &Path, cwd: &Path) -> io::Result<()> {
+    let p = path_arg(path);
+    let out = run(env, &["rm", "-f", "--", &p], cwd, None, FILE_TIMEOUT)
+        .await
+        .map_err(io_error)?;
+    if out.status == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::other(out.stderr))
+    }
+}
+
+/// One `grep` hit: file, line number, line.
+pub type Hit = (String, u64, String);
+
+/// Lines matching the extended regex `pattern` under `root` (files named
+/// like `include` when given), at most `limit`, with `grep -rnI`.
+pub async fn grep(
+    env: &dyn Environment,
+    pattern: &str,
+    root: &Path,
+    include: Option<&str>,
+    limit: usize,
+    cwd: &Path,
+) -> io::Result<Vec<Hit>> {
+    let r = path_arg(root);
+    let mut argv = vec![
+        "grep",
+        "-rnIE",
+        "--exclude-dir=.git",
+        "--exclude-dir=node_modules",
+    ];
+    let include_arg = include.map(|g| format!("--include={g}"));
+    if let Some(arg) = include_arg.as_deref() {
+        argv.push(arg);
+    }
+    argv.extend(["-e", pattern, "--", &r]);
+    let out = run(env, &argv, cwd, None, FILE_TIMEOUT)
+        .await
+        .map_err(io_error)?;
+    if out.status > 1 {
+        return Err(io::Error::other(out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let (file, rest) = line.split_once(':')?;
+            let (number, content) = rest.split_once(':')?;
+            Some((file.to_owned(), number.parse().ok()?, content.to_owned()))
+        })
+        .take(limit)
+        .collect())
+}
+
+/// Files under `root` whose name matches the shell glob `name`, at most `limit`.
+pub async fn find(
+    env: &dyn Environment,
+    name: &str,
+    root: &Path,
+    limit: usize,
+    cwd: &Path,
+) -> io::Result<Vec<String>> {
+    let r = path_arg(root);
+    let argv = [
+        "find", &r, "-name", ".git", "-prune", "-o", "-type", "f", "-name", name, "-print",
+    ];
+    let out = run(env, &argv, cwd, None, FILE_TIMEOUT)
+        .await
+        .map_err(io_error)?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .take(limit)
+        .map(str::to_owned)
+        .collect())
+}

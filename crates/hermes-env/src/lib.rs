@@ -1,0 +1,91 @@
+//! Where the agent's commands run (`terminal.backend`): the local host, a
+//! bubblewrap sandbox on it, or another host over SSH. One
+//! [`Environment`] builds the process for a command inside it; the
+//! [`files`] module does file operations as commands in it, so the file
+//! tools see exactly what the commands see. A backend that cannot be used
+//! is an error, never a silent local run.
+
+mod error;
+pub mod files;
+mod local;
+mod sandbox;
+mod settings;
+mod ssh;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use error::EnvError;
+pub use local::Local;
+pub use sandbox::{Sandbox, SandboxOptions};
+pub use settings::{Backend, SshSettings, TerminalSettings};
+pub use ssh::{SSH_FAILURE, Ssh};
+
+/// A place commands run.
+pub trait Environment: Send + Sync + std::fmt::Debug {
+    /// `local`, `sandbox`, `ssh`.
+    fn kind(&self) -> &'static str;
+
+    /// Whether files and processes are the host's own, so tools may use the
+    /// disk directly.
+    fn is_host(&self) -> bool;
+
+    /// A process that runs `argv` inside the environment, starting in `cwd`.
+    /// The caller adds its streams, variables and process group.
+    fn command(&self, argv: &[&str], cwd: &Path) -> Result<tokio::process::Command, EnvError>;
+
+    /// A one-line description for the model's prompt and `hermes doctor`.
+    fn describe(&self) -> String;
+}
+
+/// The environment `settings` name, with `hermes_home` for the sandbox's
+/// per-session scratch space and `home` for credential paths to hide.
+pub fn from_settings(
+    settings: &TerminalSettings,
+    hermes_home: &Path,
+    home: Option<&Path>,
+    session_id: &str,
+) -> Result<Arc<dyn Environment>, EnvError> {
+    match &settings.backend {
+        Backend::Local => Ok(Arc::new(Local)),
+        Backend::Sandbox { network } => {
+            let options = SandboxOptions {
+                network: *network,
+                scratch: hermes_home
+                    .join("sandboxes")
+                    .join("sandbox")
+                    .join(safe_name(session_id)),
+                hidden: sandbox::hidden_paths(hermes_home, home),
+            };
+            Ok(Arc::new(Sandbox::new(options)?))
+        }
+        Backend::Ssh(ssh) => Ok(Arc::new(Ssh::new(ssh.clone())?)),
+        Backend::Unavailable(name) => Err(EnvError::Unavailable {
+            backend: name.clone(),
+        }),
+    }
+}
+
+/// `session_id` as one path component.
+fn safe_name(session_id: &str) -> String {
+    let cleaned: String = session_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if cleaned.is_empty() {
+        "default".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+/// The local host: what every session gets unless configured otherwise.
+pub fn local() -> Arc<dyn Environment> {
+    Arc::new(Local)
+}

@@ -1,0 +1,32 @@
+//! The host itself: commands run as the user, where they are.
+
+use std::path::Path;
+
+use crate::{EnvError, Environment};
+
+/// The local host.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Local;
+
+impl Environment for Local {
+    fn kind(&self) -> &'static str {
+        "local"
+    }
+
+    fn is_host(&self) -> bool {
+        true
+    }
+
+    fn command(&self, argv: &[&str], cwd: &Path) -> Result<tokio::process::Command, EnvError> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| EnvError::Io("no command to run".into()))?;
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args).current_dir(cwd);
+        Ok(cmd)
+    }
+
+    fn describe(&self) -> String {
+        "local: commands run on this machine as the current user".into()
+    }
+}

@@ -1,0 +1,176 @@
+//! `terminal:` in config.yaml (the reference's keys) and the `TERMINAL_*`
+//! variables that override them, as the reference reads them.
+
+use serde_json::Value;
+
+/// Which environment the configuration names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// The host itself.
+    Local,
+    /// The host inside a bubblewrap box (ours).
+    Sandbox {
+        /// `terminal.sandbox_network`: the box may reach the network.
+        network: bool,
+    },
+    /// Another host over the system `ssh`.
+    Ssh(SshSettings),
+    /// A backend this build does not have (`docker`, `modal`, `daytona`, `singularity` …).
+    Unavailable(String),
+}
+
+/// Where and how to reach the SSH host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshSettings {
+    /// `ssh_host`.
+    pub host: String,
+    /// `ssh_user`.
+    pub user: String,
+    /// `ssh_port`.
+    pub port: u16,
+    /// `ssh_key`: an identity file, or none for the agent's / default keys.
+    pub key: Option<String>,
+    /// `cwd` on the remote host, when configured (else its home).
+    pub cwd: Option<String>,
+    /// Seconds to wait for a connection.
+    pub connect_timeout: u64,
+}
+
+/// The `terminal` section as far as choosing an environment goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalSettings {
+    /// The environment.
+    pub backend: Backend,
+}
+
+impl Default for TerminalSettings {
+    fn default() -> Self {
+        Self {
+            backend: Backend::Local,
+        }
+    }
+}
+
+impl TerminalSettings {
+    /// Reads `terminal:` from the config tree; `env` looks up `TERMINAL_*`
+    /// variables, which win as in the reference.
+    pub fn read(tree: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let section = tree.get("terminal").cloned().unwrap_or(Value::Null);
+        let key = |name: &str| -> Option<String> {
+            match section.get(name)? {
+                Value::String(s) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            }
+        };
+        let var = |name: &str| {
+            env(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let backend = var("TERMINAL_ENV")
+            .or_else(|| key("backend"))
+            .unwrap_or_else(|| "local".to_owned())
+            .to_ascii_lowercase();
+        let truthy = |v: Option<String>| {
+            v.is_some_and(|v| {
+                matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on")
+            })
+        };
+        let backend = match backend.as_str() {
+            "local" => Backend::Local,
+            "sandbox" => Backend::Sandbox {
+                network: truthy(var("TERMINAL_SANDBOX_NETWORK").or_else(|| key("sandbox_network"))),
+            },
+            "ssh" => {
+                let host = var("TERMINAL_SSH_HOST").or_else(|| key("ssh_host"));
+                let user = var("TERMINAL_SSH_USER").or_else(|| key("ssh_user"));
+                let (Some(host), Some(user)) = (host, user) else {
+                    return Err("terminal.backend is ssh but ssh_host and ssh_user are not both \
+                                set. Set terminal.ssh_host and terminal.ssh_user in config.yaml (or \
+                                TERMINAL_SSH_HOST / TERMINAL_SSH_USER), or choose another backend."
+                        .to_owned());
+                };
+                let port = var("TERMINAL_SSH_PORT")
+                    .or_else(|| key("ssh_port"))
+                    .map_or(Ok(22), |p| p.parse::<u16>())
+                    .map_err(|_| "terminal.ssh_port must be a port number (1-65535)".to_owned())?;
+                let cwd = var("TERMINAL_CWD")
+                    .or_else(|| key("cwd"))
+                    .filter(|c| !matches!(c.as_str(), "." | "auto" | "cwd"));
+                Backend::Ssh(SshSettings {
+                    host,
+                    user,
+                    port,
+                    key: var("TERMINAL_SSH_KEY").or_else(|| key("ssh_key")),
+                    cwd,
+                    connect_timeout: 10,
+                })
+            }
+            other => Backend::Unavailable(other.to_owned()),
+        };
+        Ok(Self { backend })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn read(tree: Value, vars: &[(&str, &str)]) -> Result<TerminalSettings, String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        TerminalSettings::read(&tree, &|name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn backends_are_read_from_config_and_environment() {
+        assert_eq!(read(json!({}), &[]).unwrap().backend, Backend::Local);
+        assert_eq!(
+            read(json!({"terminal": {"backend": "sandbox"}}), &[])
+                .unwrap()
+                .backend,
+            Backend::Sandbox { network: false }
+        );
+        assert_eq!(
+            read(
+                json!({"terminal": {"backend": "sandbox", "sandbox_network": true}}),
+                &[]
+            )
+            .unwrap()
+            .backend,
+            Backend::Sandbox { network: true }
+        );
+        let ssh = read(
+            json!({"terminal": {"backend": "ssh", "ssh_host": "box", "ssh_user": "me", "ssh_port": 2222}}),
+            &[("TERMINAL_SSH_KEY", "/k")],
+        )
+        .unwrap();
+        let Backend::Ssh(s) = ssh.backend else {
+            unreachable!("ssh")
+        };
+        assert_eq!(
+            (s.host.as_str(), s.user.as_str(), s.port),
+            ("box", "me", 2222)
+        );
+        assert_eq!(s.key.as_deref(), Some("/k"));
+        assert_eq!(
+            read(
+                json!({"terminal": {"backend": "local"}}),
+                &[("TERMINAL_ENV", "modal")]
+            )
+            .unwrap()
+            .backend,
+            Backend::Unavailable("modal".into())
+        );
+        let err = read(json!({"terminal": {"backend": "ssh"}}), &[]).unwrap_err();
+        assert!(err.contains("ssh_host"), "{err}");
+    }
+}

@@ -1,0 +1,93 @@
+//! The session's terminal environment (`terminal.backend`): built from
+//! config, probed once (`uname -a`, `whoami`, `pwd` there) so the model is
+//! told where its commands run and uses that machine's paths. A backend
+//! that cannot be built or reached stops the session with the reason; it
+//! never falls back to running on the host.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use hermes_env::{Backend, Environment, TerminalSettings};
+
+use crate::error::SessionError;
+use crate::setup::Setup;
+
+/// What a session runs its commands in.
+pub(crate) struct Prepared {
+    /// The environment.
+    pub env: Arc<dyn Environment>,
+    /// The working directory there, when it is not the session's own (ssh).
+    pub cwd: Option<PathBuf>,
+    /// What the system prompt says about it (none for the host).
+    pub hint: Option<String>,
+}
+
+/// Distinguishes the sandboxes of one process's sessions.
+static SANDBOXES: AtomicU64 = AtomicU64::new(0);
+
+/// The configured environment for a session starting in `cwd`.
+pub(crate) async fn prepare(
+    setup: &Setup,
+    cwd: &std::path::Path,
+) -> Result<Prepared, SessionError> {
+    let settings = TerminalSettings::read(&setup.config.raw, &|name| {
+        setup.env.get(name).map(str::to_owned)
+    })
+    .map_err(SessionError::Setup)?;
+    if settings.backend == Backend::Local {
+        return Ok(Prepared {
+            env: hermes_env::local(),
+            cwd: None,
+            hint: None,
+        });
+    }
+    let scratch = format!(
+        "{}-{}",
+        std::process::id(),
+        SANDBOXES.fetch_add(1, Ordering::Relaxed)
+    );
+    let home = setup.env.get("HOME").map(PathBuf::from);
+    let env = hermes_env::from_settings(&settings, setup.home.root(), home.as_deref(), &scratch)
+        .map_err(|e| SessionError::Setup(e.to_string()))?;
+    let remote_cwd = match &settings.backend {
+        Backend::Ssh(ssh) => Some(PathBuf::from(ssh.cwd.clone().unwrap_or_else(|| "~".into()))),
+        _ => None,
+    };
+    let probe_dir = remote_cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let probe = hermes_env::files::run(
+        env.as_ref(),
+        &["sh", "-c", "uname -a; whoami; pwd"],
+        &probe_dir,
+        None,
+        Duration::from_secs(30),
+    )
+    .await
+    .map_err(|e| SessionError::Setup(format!("terminal.backend: {}: {e}", env.kind())))?;
+    if probe.status != 0 {
+        return Err(SessionError::Setup(format!(
+            "terminal.backend: {}: the environment did not start ({})",
+            env.kind(),
+            probe.stderr
+        )));
+    }
+    let text = String::from_utf8_lossy(&probe.stdout).into_owned();
+    let mut lines = text.lines();
+    let (uname, user, pwd) = (
+        lines.next().unwrap_or("").trim().to_owned(),
+        lines.next().unwrap_or("").trim().to_owned(),
+        lines.next().unwrap_or("").trim().to_owned(),
+    );
+    let hint = format!(
+        "## Where commands run\n{}.\nProbed there: `uname -a` → {uname}; user {user}; working \
+         directory {pwd}. The terminal and the file tools (read_file, write_file, patch, \
+         search_files) act on that machine: use its paths, not this one's.",
+        env.describe()
+    );
+    Ok(Prepared {
+        cwd: remote_cwd.map(|_| PathBuf::from(&pwd)),
+        env,
+        hint: Some(hint),
+    })
+}
