@@ -82,6 +82,7 @@ pub async fn run(args: DoctorArgs) -> Result<ExitCode> {
     )?;
     let setup = configuration(&mut report, &home, args.fix)?;
     endpoint(&mut report, &setup).await?;
+    terminal_backend(&mut report, &setup).await?;
     local_model(&mut report, &setup)?;
     store(&mut report, &home)?;
     directories(&mut report, &home, args.fix)?;
@@ -170,6 +171,21 @@ fn configuration<W: Write>(r: &mut Report<W>, home: &HermesHome, fix: bool) -> R
         home: home.clone(),
         config,
     })
+}
+
+/// `terminal.backend`: the environment is built and a probe runs in it
+/// (bwrap present, the SSH host reachable).
+async fn terminal_backend<W: Write>(r: &mut Report<W>, setup: &Setup) -> Result<()> {
+    r.section("Terminal Backend")?;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    match hermes_session::environment::prepare(setup, &cwd).await {
+        Ok(place) => r.ok(&place.env.describe())?,
+        Err(e) => r.fail(
+            &e.to_string(),
+            "Fix terminal.* in config.yaml (hermes config edit), or set terminal.backend: local",
+        )?,
+    }
+    Ok(())
 }
 
 /// The provider, its key, and whether its endpoint answers.

@@ -389,3 +389,73 @@ fn over_ssh_the_tools_act_on_the_remote_host_and_a_dead_host_runs_nothing() {
         "something ran while the host was down"
     );
 }
+
+#[test]
+fn doctor_checks_the_configured_backend() {
+    let sb = Sandbox::start();
+    sb.add_config("terminal:\n  backend: daytona\n");
+    let out = sb.run(&["doctor"]);
+    let text = stdout(&out);
+    assert!(text.contains("Terminal Backend"), "{text}");
+    assert!(
+        text.contains("daytona is not available in this build"),
+        "{text}"
+    );
+    let sb = Sandbox::start();
+    sb.add_config(
+        "terminal:\n  backend: ssh\n  ssh_host: 127.0.0.1\n  ssh_user: nobody\n  ssh_port: 1\n",
+    );
+    let text = stdout(&sb.run(&["doctor"]));
+    assert!(text.contains("ssh"), "{text}");
+    assert!(text.contains("cannot be reached"), "{text}");
+}
+
+/// Whether a container engine answers here (`docker info`).
+fn engine() -> Result<(), String> {
+    let out = Command::new("docker")
+        .arg("info")
+        .output()
+        .map_err(|e| format!("no docker CLI ({e})"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    }
+}
+
+#[test]
+fn docker_runs_the_tools_in_a_container_or_refuses_to_start() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let image = std::env::var("HERMES_TEST_DOCKER_IMAGE").unwrap_or_else(|_| "debian:12".into());
+    sb.add_config(&format!(
+        "terminal:\n  backend: docker\n  docker_image: {image}\n  container_persistent: false\n"
+    ));
+    if let Err(why) = engine() {
+        // No engine: the session must not start (and nothing runs here).
+        eprintln!("SKIPPED the container round trip: no engine answers ({why})");
+        if Command::new("docker").arg("--version").output().is_err() {
+            return;
+        }
+        let marker = sb.work_path("ran-locally");
+        sb.mock.push(Reply::tool_call(
+            "c1",
+            "terminal",
+            &json!({"command": format!("touch {}", marker.display())}).to_string(),
+        ));
+        sb.mock.push(Reply::text("done"));
+        let out = sb.chat("go", &["--yolo"]);
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains("docker"), "{}", stderr(&out));
+        assert!(!marker.exists());
+        return;
+    }
+    let [edit, look] = file_round_trip("notes.txt");
+    let results = run_batches(&sb, &[edit, look]);
+    assert!(results[1][0].contains("gamma"), "{results:?}");
+    assert!(results[1][1].contains("gamma"), "{results:?}");
+    assert!(
+        !sb.work_path("notes.txt").exists(),
+        "the file stayed in the container"
+    );
+}

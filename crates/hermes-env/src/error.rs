@@ -7,7 +7,7 @@ pub enum EnvError {
     /// A backend this build does not have.
     #[error(
         "terminal.backend: {backend} is not available in this build. Available backends: local, \
-         sandbox (bubblewrap), ssh. Set terminal.backend in config.yaml (or TERMINAL_ENV) to one \
+         sandbox (bubblewrap), ssh, docker. Set terminal.backend in config.yaml (or TERMINAL_ENV) to one \
          of them; commands are not run locally instead."
     )]
     Unavailable {

@@ -5,6 +5,7 @@
 //! tools see exactly what the commands see. A backend that cannot be used
 //! is an error, never a silent local run.
 
+mod docker;
 mod error;
 pub mod files;
 mod local;
@@ -15,10 +16,11 @@ mod ssh;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use docker::Docker;
 pub use error::EnvError;
 pub use local::Local;
 pub use sandbox::{Sandbox, SandboxOptions};
-pub use settings::{Backend, SshSettings, TerminalSettings};
+pub use settings::{Backend, DockerSettings, SshSettings, TerminalSettings};
 pub use ssh::{SSH_FAILURE, Ssh};
 
 /// A place commands run.
@@ -39,12 +41,14 @@ pub trait Environment: Send + Sync + std::fmt::Debug {
 }
 
 /// The environment `settings` name, with `hermes_home` for the sandbox's
-/// per-session scratch space and `home` for credential paths to hide.
+/// per-session scratch space and `home` for credential paths to hide;
+/// `task` keys the docker container (`default` for the main sessions).
 pub fn from_settings(
     settings: &TerminalSettings,
     hermes_home: &Path,
     home: Option<&Path>,
     session_id: &str,
+    task: &str,
 ) -> Result<Arc<dyn Environment>, EnvError> {
     match &settings.backend {
         Backend::Local => Ok(Arc::new(Local)),
@@ -60,6 +64,11 @@ pub fn from_settings(
             Ok(Arc::new(Sandbox::new(options)?))
         }
         Backend::Ssh(ssh) => Ok(Arc::new(Ssh::new(ssh.clone())?)),
+        Backend::Docker(docker) => {
+            let env = Docker::new(docker.clone(), hermes_home, task)?;
+            env.reap();
+            Ok(Arc::new(env))
+        }
         Backend::Unavailable(name) => Err(EnvError::Unavailable {
             backend: name.clone(),
         }),
@@ -67,7 +76,7 @@ pub fn from_settings(
 }
 
 /// `session_id` as one path component.
-fn safe_name(session_id: &str) -> String {
+pub(crate) fn safe_name(session_id: &str) -> String {
     let cleaned: String = session_id
         .chars()
         .map(|c| {

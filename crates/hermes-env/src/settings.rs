@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// Which environment the configuration names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Backend {
     /// The host itself.
     Local,
@@ -15,6 +15,8 @@ pub enum Backend {
     },
     /// Another host over the system `ssh`.
     Ssh(SshSettings),
+    /// A container through the `docker` / `podman` command line.
+    Docker(DockerSettings),
     /// A backend this build does not have (`docker`, `modal`, `daytona`, `singularity` …).
     Unavailable(String),
 }
@@ -36,8 +38,33 @@ pub struct SshSettings {
     pub connect_timeout: u64,
 }
 
+/// The container's image, mounts and limits (the reference's `docker_*` and
+/// `container_*` keys).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DockerSettings {
+    /// `docker_image`.
+    pub image: String,
+    /// `docker_volumes`: `host:container[:opts]` entries.
+    pub volumes: Vec<String>,
+    /// `docker_forward_env`: variable names passed in by name.
+    pub forward_env: Vec<String>,
+    /// `docker_env`: literal variables set in the container.
+    pub env: Vec<(String, String)>,
+    /// `container_cpu` (0: no limit).
+    pub cpu: f64,
+    /// `container_memory` in MB (0: no limit).
+    pub memory_mb: u64,
+    /// `container_persistent`: a host directory mounted at `/workspace`.
+    pub persistent: bool,
+    /// `docker_network` (false: `--network none`).
+    pub network: bool,
+}
+
+/// The reference's default image.
+pub const DEFAULT_IMAGE: &str = "nikolaik/python-nodejs:python3.11-nodejs20";
+
 /// The `terminal` section as far as choosing an environment goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TerminalSettings {
     /// The environment.
     pub backend: Backend,
@@ -108,9 +135,64 @@ impl TerminalSettings {
                     connect_timeout: 10,
                 })
             }
+            "docker" => Backend::Docker(docker(&section, &var)),
             other => Backend::Unavailable(other.to_owned()),
         };
         Ok(Self { backend })
+    }
+}
+
+/// The `docker_*` / `container_*` keys, with their `TERMINAL_*` overrides.
+fn docker(section: &Value, var: &dyn Fn(&str) -> Option<String>) -> DockerSettings {
+    let text = |name: &str| section.get(name).and_then(Value::as_str).map(str::to_owned);
+    let list = |name: &str| -> Vec<String> {
+        match section.get(name) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Some(Value::String(s)) => s
+                .split(',')
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let number =
+        |name: &str, default: f64| section.get(name).and_then(Value::as_f64).unwrap_or(default);
+    let flag =
+        |name: &str, default: bool| match var(&format!("TERMINAL_{}", name.to_ascii_uppercase())) {
+            Some(v) => matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on"),
+            None => section
+                .get(name)
+                .and_then(Value::as_bool)
+                .unwrap_or(default),
+        };
+    let env = match section.get("docker_env") {
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.as_str().map_or_else(|| v.to_string(), str::to_owned),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    DockerSettings {
+        image: var("TERMINAL_DOCKER_IMAGE")
+            .or_else(|| text("docker_image"))
+            .unwrap_or_else(|| DEFAULT_IMAGE.to_owned()),
+        volumes: list("docker_volumes"),
+        forward_env: list("docker_forward_env"),
+        env,
+        cpu: number("container_cpu", 1.0),
+        memory_mb: number("container_memory", 5120.0) as u64,
+        persistent: flag("container_persistent", true),
+        network: flag("docker_network", true),
     }
 }
 
@@ -170,6 +252,18 @@ mod tests {
             .backend,
             Backend::Unavailable("modal".into())
         );
+        let docker = read(
+            json!({"terminal": {"backend": "docker", "docker_image": "debian:12", "docker_network": false, "docker_forward_env": ["GH_TOKEN"], "container_memory": 1024}}),
+            &[],
+        )
+        .unwrap();
+        let Backend::Docker(d) = docker.backend else {
+            unreachable!("docker")
+        };
+        assert_eq!(d.image, "debian:12");
+        assert!(!d.network);
+        assert_eq!(d.forward_env, ["GH_TOKEN"]);
+        assert_eq!(d.memory_mb, 1024);
         let err = read(json!({"terminal": {"backend": "ssh"}}), &[]).unwrap_err();
         assert!(err.contains("ssh_host"), "{err}");
     }

@@ -47,6 +47,7 @@ pub(crate) fn delegate_tool(
         retry,
         misconfigured,
         hooks: services.hooks(),
+        setup: services.setup().clone(),
     };
     DelegateTool::new(
         DelegationSettings::from_section(&config.sections.delegation),
@@ -105,6 +106,8 @@ struct Subagents {
     misconfigured: Option<String>,
     /// The process's hooks: a child's tool calls pass them as the parent's do.
     hooks: Arc<hermes_tools::hooks::Hooks>,
+    /// For a child's own container under the docker backend.
+    setup: crate::Setup,
 }
 
 impl SubagentFactory for Subagents {
@@ -131,7 +134,11 @@ impl SubagentFactory for Subagents {
             .system_prompt(Some(spec.system_prompt.clone()))
             .approvals(spec.approvals)
             .hidden_env(spec.hidden_env)
-            .environment(spec.environment)
+            .environment(crate::environment::for_subagent(
+                &self.setup,
+                &spec.environment,
+                &session_id,
+            ))
             .hooks(self.hooks.clone())
             .platform("subagent")
             .retry_policy(self.retry.clone())

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use hermes_env::{Backend, Environment, TerminalSettings};
+pub use hermes_env::{Backend, Environment, TerminalSettings};
 
 use crate::error::SessionError;
 use crate::setup::Setup;
 
 /// What a session runs its commands in.
-pub(crate) struct Prepared {
+pub struct Prepared {
     /// The environment.
     pub env: Arc<dyn Environment>,
     /// The working directory there, when it is not the session's own (ssh).
@@ -28,10 +28,7 @@ pub(crate) struct Prepared {
 static SANDBOXES: AtomicU64 = AtomicU64::new(0);
 
 /// The configured environment for a session starting in `cwd`.
-pub(crate) async fn prepare(
-    setup: &Setup,
-    cwd: &std::path::Path,
-) -> Result<Prepared, SessionError> {
+pub async fn prepare(setup: &Setup, cwd: &std::path::Path) -> Result<Prepared, SessionError> {
     let settings = TerminalSettings::read(&setup.config.raw, &|name| {
         setup.env.get(name).map(str::to_owned)
     })
@@ -49,10 +46,17 @@ pub(crate) async fn prepare(
         SANDBOXES.fetch_add(1, Ordering::Relaxed)
     );
     let home = setup.env.get("HOME").map(PathBuf::from);
-    let env = hermes_env::from_settings(&settings, setup.home.root(), home.as_deref(), &scratch)
-        .map_err(|e| SessionError::Setup(e.to_string()))?;
+    let env = hermes_env::from_settings(
+        &settings,
+        setup.home.root(),
+        home.as_deref(),
+        &scratch,
+        "default",
+    )
+    .map_err(|e| SessionError::Setup(e.to_string()))?;
     let remote_cwd = match &settings.backend {
         Backend::Ssh(ssh) => Some(PathBuf::from(ssh.cwd.clone().unwrap_or_else(|| "~".into()))),
+        Backend::Docker(_) => Some(PathBuf::from("/workspace")),
         _ => None,
     };
     let probe_dir = remote_cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
@@ -90,4 +94,24 @@ pub(crate) async fn prepare(
         env,
         hint: Some(hint),
     })
+}
+
+/// A subagent's environment: its own container under the docker backend (as
+/// the reference gives each task one), its parent's otherwise.
+pub(crate) fn for_subagent(
+    setup: &Setup,
+    parent: &Arc<dyn Environment>,
+    task: &str,
+) -> Arc<dyn Environment> {
+    if parent.kind() != "docker" {
+        return parent.clone();
+    }
+    let Ok(settings) = TerminalSettings::read(&setup.config.raw, &|name| {
+        setup.env.get(name).map(str::to_owned)
+    }) else {
+        return parent.clone();
+    };
+    let home = setup.env.get("HOME").map(PathBuf::from);
+    hermes_env::from_settings(&settings, setup.home.root(), home.as_deref(), task, task)
+        .unwrap_or_else(|_| parent.clone())
 }

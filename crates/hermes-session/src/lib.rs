@@ -18,7 +18,7 @@ mod conversation;
 pub mod cron;
 mod delegation;
 pub mod endpoint;
-mod environment;
+pub mod environment;
 mod error;
 pub mod hooks;
 pub mod images;

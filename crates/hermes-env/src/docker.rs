@@ -1,0 +1,317 @@
+//! `terminal.backend: docker`: commands run in a container through the
+//! `docker` (or `podman`) command line. One container per task key, shared
+//! by the sessions of a process (and found again by its labels when Hermes
+//! restarts), hardened as the reference does: every capability dropped but
+//! the few package managers need, `no-new-privileges`, a PID limit, a
+//! private tmpfs `/tmp`, optional `--network none`, CPU and memory limits.
+//! Secrets are passed by name (`-e NAME`, the value inherited), never on a
+//! command line. A container that vanished is created again.
+//!
+//! Why the CLI and not the Engine API: every command must be a process the
+//! terminal tool can stream, time out, kill and give a pseudo-terminal, and
+//! `docker exec` is exactly that; the CLI also speaks to Podman unchanged.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use crate::settings::DockerSettings;
+use crate::{EnvError, Environment};
+
+/// Capabilities added back after `--cap-drop ALL` (what package installs need).
+const CAPABILITIES: &[&str] = &[
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "SETUID",
+    "SETGID",
+    "KILL",
+];
+
+/// Labels every container Hermes makes carries.
+pub const LABEL: &str = "hermes.managed";
+
+/// The container of one task key.
+#[derive(Debug, Clone)]
+pub struct Docker {
+    settings: DockerSettings,
+    cli: PathBuf,
+    name: String,
+    /// Host directory mounted at `/workspace` when persistent.
+    persistent_dir: Option<PathBuf>,
+}
+
+impl Docker {
+    /// The container for `task` (`default` for the main sessions); an error
+    /// naming the package when neither `docker` nor `podman` is installed.
+    pub fn new(settings: DockerSettings, hermes_home: &Path, task: &str) -> Result<Self, EnvError> {
+        let cli = crate::sandbox::find_program("docker")
+            .or_else(|| crate::sandbox::find_program("podman"))
+            .ok_or(EnvError::Missing {
+                backend: "docker",
+                program: "docker",
+                hint: "install Docker or Podman (Debian/Ubuntu: apt install podman), or set \
+                       terminal.backend: local",
+            })?;
+        let home_tag = short_tag(&hermes_home.to_string_lossy());
+        let name = format!("hermes-{home_tag}-{}", crate::safe_name(task));
+        let persistent_dir = settings.persistent.then(|| {
+            hermes_home
+                .join("sandboxes")
+                .join("docker")
+                .join(crate::safe_name(task))
+        });
+        Ok(Self {
+            settings,
+            cli,
+            name,
+            persistent_dir,
+        })
+    }
+
+    /// `docker run` arguments that create the container.
+    pub fn run_args(&self) -> Vec<String> {
+        let s = &self.settings;
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "-d".into(),
+            "--name".into(),
+            self.name.clone(),
+            "--label".into(),
+            format!("{LABEL}=1"),
+            "--label".into(),
+            format!("hermes.container={}", self.name),
+            "--cap-drop".into(),
+            "ALL".into(),
+        ];
+        for cap in CAPABILITIES {
+            args.extend(["--cap-add".into(), (*cap).to_owned()]);
+        }
+        args.extend([
+            "--security-opt".into(),
+            "no-new-privileges".into(),
+            "--pids-limit".into(),
+            "512".into(),
+            "--tmpfs".into(),
+            "/tmp:rw,nosuid,size=512m".into(),
+        ]);
+        if !s.network {
+            args.extend(["--network".into(), "none".into()]);
+        }
+        if s.cpu > 0.0 {
+            args.extend(["--cpus".into(), format!("{}", s.cpu)]);
+        }
+        if s.memory_mb > 0 {
+            args.extend(["--memory".into(), format!("{}m", s.memory_mb)]);
+        }
+        if let Some(dir) = &self.persistent_dir {
+            args.extend(["-v".into(), format!("{}:/workspace", dir.display())]);
+        }
+        for volume in &s.volumes {
+            args.extend(["-v".into(), volume.clone()]);
+        }
+        for (key, value) in &s.env {
+            // Literal configured values are not secrets; forwarded ones go by name.
+            args.extend(["-e".into(), format!("{key}={value}")]);
+        }
+        args.extend([
+            "-w".into(),
+            "/workspace".into(),
+            s.image.clone(),
+            "sleep".into(),
+            "infinity".into(),
+        ]);
+        args
+    }
+
+    /// `docker exec` arguments that run `argv` in `cwd`.
+    pub fn exec_args(&self, argv: &[&str], cwd: &Path) -> Vec<String> {
+        let mut args: Vec<String> = vec!["exec".into(), "-i".into()];
+        let dir = cwd.to_string_lossy();
+        if !dir.is_empty() {
+            args.extend(["-w".into(), dir.into_owned()]);
+        }
+        for name in &self.settings.forward_env {
+            args.extend(["-e".into(), name.clone()]);
+        }
+        args.push(self.name.clone());
+        args.extend(argv.iter().map(|a| (*a).to_owned()));
+        args
+    }
+
+    /// Makes sure the container runs: reuses a running one (also one a
+    /// previous Hermes left), replaces an exited one, creates a missing one.
+    fn ensure(&self) -> Result<(), EnvError> {
+        let state = std::process::Command::new(&self.cli)
+            .args(["inspect", "-f", "{{.State.Running}}", &self.name])
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| EnvError::Io(format!("docker: {e}")))?;
+        match String::from_utf8_lossy(&state.stdout).trim() {
+            "true" => return Ok(()),
+            "false" => {
+                let _ = std::process::Command::new(&self.cli)
+                    .args(["rm", "-f", &self.name])
+                    .output();
+            }
+            _ => {}
+        }
+        if let Some(dir) = &self.persistent_dir {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                EnvError::Io(format!("docker: cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let created = std::process::Command::new(&self.cli)
+            .args(self.run_args())
+            .output()
+            .map_err(|e| EnvError::Io(format!("docker: {e}")))?;
+        if !created.status.success() {
+            return Err(EnvError::Unreachable(format!(
+                "docker: cannot start a container from {} ({}). Nothing was run locally; check \
+                 that the engine runs (docker info) and terminal.docker_image.",
+                self.settings.image,
+                String::from_utf8_lossy(&created.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Removes exited containers Hermes made (found by label).
+    pub fn reap(&self) {
+        let listed = std::process::Command::new(&self.cli)
+            .args([
+                "ps",
+                "-a",
+                "-q",
+                "--filter",
+                &format!("label={LABEL}=1"),
+                "--filter",
+                "status=exited",
+            ])
+            .output();
+        if let Ok(out) = listed {
+            for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = std::process::Command::new(&self.cli)
+                    .args(["rm", id])
+                    .output();
+            }
+        }
+    }
+}
+
+impl Environment for Docker {
+    fn kind(&self) -> &'static str {
+        "docker"
+    }
+
+    fn is_host(&self) -> bool {
+        false
+    }
+
+    fn command(&self, argv: &[&str], cwd: &Path) -> Result<tokio::process::Command, EnvError> {
+        self.ensure()?;
+        let mut cmd = tokio::process::Command::new(&self.cli);
+        cmd.args(self.exec_args(argv, cwd));
+        Ok(cmd)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "docker: commands and file tools run in the container {} (image {}), not on this \
+             machine; network {}",
+            self.name,
+            self.settings.image,
+            if self.settings.network { "on" } else { "off" }
+        )
+    }
+}
+
+fn short_tag(text: &str) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in text.bytes() {
+        hash ^= u32::from(b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    format!("{hash:08x}")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn settings() -> DockerSettings {
+        DockerSettings {
+            image: "debian:12".into(),
+            volumes: vec!["/data:/data:ro".into()],
+            forward_env: vec!["GITHUB_TOKEN".into()],
+            env: vec![("LANG".into(), "C.UTF-8".into())],
+            cpu: 1.5,
+            memory_mb: 2048,
+            persistent: true,
+            network: false,
+        }
+    }
+
+    fn docker(s: DockerSettings) -> Docker {
+        Docker {
+            name: "hermes-abc-default".into(),
+            cli: PathBuf::from("docker"),
+            persistent_dir: s
+                .persistent
+                .then(|| PathBuf::from("/h/sandboxes/docker/default")),
+            settings: s,
+        }
+    }
+
+    #[test]
+    fn the_container_is_hardened_and_labelled() {
+        let args = docker(settings()).run_args().join(" ");
+        for want in [
+            "run -d --name hermes-abc-default",
+            "--label hermes.managed=1",
+            "--cap-drop ALL",
+            "--cap-add CHOWN",
+            "--security-opt no-new-privileges",
+            "--pids-limit 512",
+            "--tmpfs /tmp:rw,nosuid,size=512m",
+            "--network none",
+            "--cpus 1.5",
+            "--memory 2048m",
+            "-v /h/sandboxes/docker/default:/workspace",
+            "-v /data:/data:ro",
+            "-e LANG=C.UTF-8",
+            "-w /workspace debian:12 sleep infinity",
+        ] {
+            assert!(args.contains(want), "{want} not in {args}");
+        }
+        let mut open = settings();
+        open.network = true;
+        open.persistent = false;
+        let args = docker(open).run_args().join(" ");
+        assert!(!args.contains("--network none"), "{args}");
+        assert!(!args.contains(":/workspace"), "{args}");
+    }
+
+    #[test]
+    fn secrets_are_passed_by_name_only() {
+        let args = docker(settings()).exec_args(
+            &["bash", "-c", "echo $GITHUB_TOKEN"],
+            Path::new("/workspace"),
+        );
+        assert_eq!(
+            args,
+            [
+                "exec",
+                "-i",
+                "-w",
+                "/workspace",
+                "-e",
+                "GITHUB_TOKEN",
+                "hermes-abc-default",
+                "bash",
+                "-c",
+                "echo $GITHUB_TOKEN"
+            ]
+        );
+    }
+}
