@@ -125,6 +125,10 @@ fn the_sandbox_keeps_writes_in_the_workspace_and_hides_secrets() {
             json!({"command": format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")}),
         ),
         (
+            "terminal",
+            json!({"command": "touch widened.txt", "workdir": "/opt"}),
+        ),
+        (
             "write_file",
             json!({"path": scratch, "content": "private tmp"}),
         ),
@@ -161,7 +165,9 @@ fn the_sandbox_keeps_writes_in_the_workspace_and_hides_secrets() {
         listener.accept().is_err(),
         "the box reached a loopback server"
     );
-    assert!(second[6].contains("private tmp"), "{}", second[6]);
+    assert!(second[5].contains("Read-only file system"), "{}", second[5]);
+    assert!(!Path::new("/opt/widened.txt").exists(), "a workdir widened the box");
+    assert!(second[7].contains("private tmp"), "{}", second[7]);
     assert!(
         !Path::new(&scratch).exists(),
         "the box's /tmp is its own, not the host's"

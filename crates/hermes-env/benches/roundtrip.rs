@@ -97,6 +97,7 @@ fn main() {
     println!("local   p50 {}", ms(local));
     match Sandbox::new(SandboxOptions {
         network: false,
+        workspace: cwd.to_path_buf(),
         scratch: work.path().join("scratch"),
         hidden: Vec::new(),
     }) {

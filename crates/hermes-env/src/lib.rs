@@ -42,19 +42,22 @@ pub trait Environment: Send + Sync + std::fmt::Debug {
 
 /// The environment `settings` name, with `hermes_home` for the sandbox's
 /// per-session scratch space and `home` for credential paths to hide;
-/// `task` keys the docker container (`default` for the main sessions).
+/// `task` keys the docker container (`default` for the main sessions);
+/// `workspace` is the sandbox's one writable directory.
 pub fn from_settings(
     settings: &TerminalSettings,
     hermes_home: &Path,
     home: Option<&Path>,
     session_id: &str,
     task: &str,
+    workspace: &Path,
 ) -> Result<Arc<dyn Environment>, EnvError> {
     match &settings.backend {
         Backend::Local => Ok(Arc::new(Local)),
         Backend::Sandbox { network } => {
             let options = SandboxOptions {
                 network: *network,
+                workspace: workspace.to_path_buf(),
                 scratch: hermes_home
                     .join("sandboxes")
                     .join("sandbox")

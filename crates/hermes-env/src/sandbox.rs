@@ -1,6 +1,7 @@
 //! `terminal.backend: sandbox` (ours): the host inside a bubblewrap box.
-//! The system is read-only, the directory a command starts in (the
-//! workspace) is writable, `/tmp` is private to the session (kept between
+//! The system is read-only, the session's working directory (the workspace,
+//! fixed when the box is made — a command's `workdir` cannot widen it) is
+//! writable, `/tmp` is private to the session (kept between
 //! its commands), Hermes' secrets and the user's credential directories are
 //! hidden, and the network is off unless `terminal.sandbox_network: true`.
 
@@ -13,6 +14,8 @@ use crate::{EnvError, Environment};
 pub struct SandboxOptions {
     /// Keep the host's network (`terminal.sandbox_network`).
     pub network: bool,
+    /// The one writable directory (the session's working directory).
+    pub workspace: PathBuf,
     /// The session's private `/tmp`, on the host.
     pub scratch: PathBuf,
     /// Files and directories the box must not see.
@@ -99,8 +102,8 @@ impl Sandbox {
             text(&self.options.scratch),
             "/tmp".into(),
             "--bind".into(),
-            text(cwd),
-            text(cwd),
+            text(&self.options.workspace),
+            text(&self.options.workspace),
         ];
         for path in &self.options.hidden {
             match std::fs::symlink_metadata(path) {

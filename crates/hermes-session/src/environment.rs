@@ -52,6 +52,7 @@ pub async fn prepare(setup: &Setup, cwd: &std::path::Path) -> Result<Prepared, S
         home.as_deref(),
         &scratch,
         "default",
+        cwd,
     )
     .map_err(|e| SessionError::Setup(e.to_string()))?;
     let remote_cwd = match &settings.backend {
@@ -112,6 +113,15 @@ pub(crate) fn for_subagent(
         return parent.clone();
     };
     let home = setup.env.get("HOME").map(PathBuf::from);
-    hermes_env::from_settings(&settings, setup.home.root(), home.as_deref(), task, task)
-        .unwrap_or_else(|_| parent.clone())
+    // Only the docker backend reaches here, and it ignores the workspace.
+    let workspace = std::path::Path::new("/workspace");
+    hermes_env::from_settings(
+        &settings,
+        setup.home.root(),
+        home.as_deref(),
+        task,
+        task,
+        workspace,
+    )
+    .unwrap_or_else(|_| parent.clone())
 }
