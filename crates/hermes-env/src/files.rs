@@ -207,7 +207,9 @@ pub async fn remove(env: &dyn Environment, path: &Path, cwd: &Path) -> io::Resul
 pub type Hit = (String, u64, String);
 
 /// Lines matching the extended regex `pattern` under `root` (files named
-/// like `include` when given), at most `limit`, with `grep -rnI`.
+/// like `include` when given), at most `limit`. `find` picks the files
+/// (skipping `.git` and `node_modules`) and `grep -nHE` reads them: options
+/// BusyBox's grep has too, so minimal images work.
 pub async fn grep(
     env: &dyn Environment,
     pattern: &str,
@@ -218,20 +220,28 @@ pub async fn grep(
 ) -> io::Result<Vec<Hit>> {
     let r = path_arg(root);
     let mut argv = vec![
-        "grep",
-        "-rnIE",
-        "--exclude-dir=.git",
-        "--exclude-dir=node_modules",
+        "find",
+        &r,
+        "(",
+        "-name",
+        ".git",
+        "-o",
+        "-name",
+        "node_modules",
+        ")",
+        "-prune",
+        "-o",
+        "-type",
+        "f",
     ];
-    let include_arg = include.map(|g| format!("--include={g}"));
-    if let Some(arg) = include_arg.as_deref() {
-        argv.push(arg);
+    if let Some(glob) = include {
+        argv.extend(["-name", glob]);
     }
-    argv.extend(["-e", pattern, "--", &r]);
+    argv.extend(["-exec", "grep", "-nHE", "-e", pattern, "--", "{}", "+"]);
     let out = run(env, &argv, cwd, None, FILE_TIMEOUT)
         .await
         .map_err(io_error)?;
-    if out.status > 1 {
+    if out.status > 1 && out.stdout.is_empty() {
         return Err(io::Error::other(out.stderr));
     }
     let text = String::from_utf8_lossy(&out.stdout);

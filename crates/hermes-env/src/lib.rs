@@ -8,6 +8,7 @@
 mod docker;
 mod error;
 pub mod files;
+mod held_box;
 mod local;
 mod sandbox;
 mod settings;

@@ -23,10 +23,12 @@ pub struct SandboxOptions {
 }
 
 /// The bubblewrap box.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Sandbox {
     options: SandboxOptions,
     bwrap: PathBuf,
+    /// The box commands join, where this process may hold one.
+    held: Option<crate::held_box::HeldBox>,
 }
 
 /// Credential files and directories under `$HOME` no command in the box sees.
@@ -77,7 +79,11 @@ impl Sandbox {
             hint: "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install \
                    bubblewrap), or set terminal.backend: local",
         })?;
-        Ok(Self { options, bwrap })
+        Ok(Self {
+            options,
+            bwrap,
+            held: crate::held_box::HeldBox::available(),
+        })
     }
 
     /// bwrap's arguments for a command starting in `cwd`.
@@ -140,8 +146,16 @@ impl Environment for Sandbox {
     }
 
     fn command(&self, argv: &[&str], cwd: &Path) -> Result<tokio::process::Command, EnvError> {
+        if let Some(held) = &self.held {
+            let workspace = self.options.workspace.clone();
+            let (program, args) = held.enter(&self.bwrap, || self.arguments(&workspace), cwd)?;
+            // The directory is entered inside the box (`--wd`): it may exist only there.
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(args).args(argv);
+            return Ok(cmd);
+        }
         let mut cmd = tokio::process::Command::new(&self.bwrap);
-        cmd.args(self.arguments(cwd)?).args(argv).current_dir(cwd);
+        cmd.args(self.arguments(cwd)?).args(argv);
         Ok(cmd)
     }
 
