@@ -13,6 +13,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use crate::settings::DockerSettings;
 use crate::{EnvError, Environment};
@@ -41,17 +43,11 @@ pub struct Docker {
 }
 
 impl Docker {
-    /// The container for `task` (`default` for the main sessions); an error
-    /// naming the package when neither `docker` nor `podman` is installed.
+    /// The container for `task` (`default` for the main sessions), run by
+    /// the engine [`pick_cli`] chooses; an error naming the package when
+    /// neither `docker` nor `podman` is installed.
     pub fn new(settings: DockerSettings, hermes_home: &Path, task: &str) -> Result<Self, EnvError> {
-        let cli = crate::sandbox::find_program("docker")
-            .or_else(|| crate::sandbox::find_program("podman"))
-            .ok_or(EnvError::Missing {
-                backend: "docker",
-                program: "docker",
-                hint: "install Docker or Podman (Debian/Ubuntu: apt install podman), or set \
-                       terminal.backend: local",
-            })?;
+        let cli = pick_cli(settings.cli.as_deref())?;
         let home_tag = short_tag(&hermes_home.to_string_lossy());
         let name = format!("hermes-{home_tag}-{}", crate::safe_name(task));
         let persistent_dir = settings.persistent.then(|| {
@@ -167,9 +163,10 @@ impl Docker {
         if !created.status.success() {
             return Err(EnvError::Unreachable(format!(
                 "docker: cannot start a container from {} ({}). Nothing was run locally; check \
-                 that the engine runs (docker info) and terminal.docker_image.",
+                 that the engine runs ({} info) and terminal.docker_image.",
                 self.settings.image,
-                String::from_utf8_lossy(&created.stderr).trim()
+                String::from_utf8_lossy(&created.stderr).trim(),
+                self.cli.display()
             )));
         }
         Ok(())
@@ -225,6 +222,81 @@ impl Environment for Docker {
     }
 }
 
+/// The engines tried, in order, when none is configured.
+const ENGINES: &[&str] = &["docker", "podman"];
+
+/// How long `<engine> info` may take before the engine counts as not
+/// answering (a wedged daemon must not hang the session's start).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The engine that answered, so later sessions of the process skip the
+/// probe (a few hundred milliseconds for podman); a failed probe is not
+/// remembered, as the engine may be started meanwhile.
+static ANSWERED: OnceLock<PathBuf> = OnceLock::new();
+
+/// The engine's command line: `configured` (`terminal.docker_cli` /
+/// `HERMES_DOCKER_CLI`) when set; else the first of `docker` and `podman`
+/// whose `info` answers, because a machine often has a `docker` client with
+/// no daemon beside a working daemonless podman; else the first installed,
+/// so the error at the first command says what failed.
+fn pick_cli(configured: Option<&str>) -> Result<PathBuf, EnvError> {
+    if let Some(name) = configured {
+        let path = if name.contains('/') {
+            Some(PathBuf::from(name)).filter(|p| p.is_file())
+        } else {
+            crate::sandbox::find_program(name)
+        };
+        return path.ok_or_else(|| {
+            EnvError::Config(format!(
+                "docker: the configured engine `{name}` (terminal.docker_cli or \
+                 HERMES_DOCKER_CLI) is not installed. Install it, name another (docker, podman), \
+                 or unset it to use whichever answers."
+            ))
+        });
+    }
+    if let Some(cli) = ANSWERED.get() {
+        return Ok(cli.clone());
+    }
+    let installed: Vec<PathBuf> = ENGINES
+        .iter()
+        .filter_map(|e| crate::sandbox::find_program(e))
+        .collect();
+    if let Some(cli) = installed.iter().find(|cli| answers(cli)) {
+        return Ok(ANSWERED.get_or_init(|| cli.clone()).clone());
+    }
+    installed.into_iter().next().ok_or(EnvError::Missing {
+        backend: "docker",
+        program: "docker",
+        hint: "install Docker or Podman (Debian/Ubuntu: apt install podman), or set \
+               terminal.backend: local",
+    })
+}
+
+/// Whether `<cli> info` succeeds within [`PROBE_TIMEOUT`].
+fn answers(cli: &Path) -> bool {
+    let Ok(mut child) = std::process::Command::new(cli)
+        .arg("info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    let deadline = Instant::now() + PROBE_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
+}
+
 fn short_tag(text: &str) -> String {
     let mut hash: u32 = 0x811c_9dc5;
     for b in text.bytes() {
@@ -249,6 +321,7 @@ mod tests {
             memory_mb: 2048,
             persistent: true,
             network: false,
+            cli: None,
         }
     }
 
@@ -312,6 +385,17 @@ mod tests {
                 "-c",
                 "echo $GITHUB_TOKEN"
             ]
+        );
+    }
+
+    #[test]
+    fn a_configured_engine_is_used_or_named_in_the_error() {
+        assert!(pick_cli(Some("sh")).unwrap().ends_with("sh"));
+        assert_eq!(pick_cli(Some("/bin/sh")).unwrap(), PathBuf::from("/bin/sh"));
+        let err = pick_cli(Some("no-such-engine")).unwrap_err().to_string();
+        assert!(
+            err.contains("`no-such-engine`") && err.contains("HERMES_DOCKER_CLI"),
+            "{err}"
         );
     }
 }

@@ -58,6 +58,10 @@ pub struct DockerSettings {
     pub persistent: bool,
     /// `docker_network` (false: `--network none`).
     pub network: bool,
+    /// `docker_cli` (or `HERMES_DOCKER_CLI`): the engine's command line, a
+    /// name on `PATH` or a path; none to use the first of `docker` and
+    /// `podman` that answers.
+    pub cli: Option<String>,
 }
 
 /// The reference's default image.
@@ -193,6 +197,8 @@ fn docker(section: &Value, var: &dyn Fn(&str) -> Option<String>) -> DockerSettin
         memory_mb: number("container_memory", 5120.0) as u64,
         persistent: flag("container_persistent", true),
         network: flag("docker_network", true),
+        cli: var("HERMES_DOCKER_CLI")
+            .or_else(|| text("docker_cli").filter(|c| !c.trim().is_empty())),
     }
 }
 
@@ -264,6 +270,19 @@ mod tests {
         assert!(!d.network);
         assert_eq!(d.forward_env, ["GH_TOKEN"]);
         assert_eq!(d.memory_mb, 1024);
+        assert_eq!(d.cli, None);
+        let pick = |tree: Value, vars: &[(&str, &str)]| {
+            let Backend::Docker(d) = read(tree, vars).unwrap().backend else {
+                unreachable!("docker")
+            };
+            d.cli
+        };
+        let configured = json!({"terminal": {"backend": "docker", "docker_cli": "podman"}});
+        assert_eq!(pick(configured.clone(), &[]).as_deref(), Some("podman"));
+        assert_eq!(
+            pick(configured, &[("HERMES_DOCKER_CLI", "/opt/docker")]).as_deref(),
+            Some("/opt/docker")
+        );
         let err = read(json!({"terminal": {"backend": "ssh"}}), &[]).unwrap_err();
         assert!(err.contains("ssh_host"), "{err}");
     }
