@@ -264,9 +264,9 @@ pub(crate) async fn assemble(
         // a server's sessions would each block on snapshots of shared trees.
         .checkpoints(Arc::new(crate::checkpoints::checkpoints(
             services.setup(),
-            // Another machine's files (ssh) are not snapshotted here.
-            spec.checkpoints && place.env.kind() != "ssh",
-            spec.source == "cli" && place.env.kind() != "ssh",
+            // Files on another machine or in a container are not snapshotted here.
+            spec.checkpoints && matches!(place.env.kind(), "local" | "sandbox"),
+            spec.source == "cli" && matches!(place.env.kind(), "local" | "sandbox"),
         )))
         .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
         .history(match &spec.seed {
