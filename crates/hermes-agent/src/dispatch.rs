@@ -83,7 +83,7 @@ async fn run_one(
     let _ = events.send(Event::ToolStarted {
         call_id: call.id.clone(),
         name: call.name.clone(),
-        arguments: call.args_text.clone(),
+        arguments: crate::redaction::tool_arguments(&call.args_text),
     });
     let mut fatal = None;
     let site = ctx.hook_site();

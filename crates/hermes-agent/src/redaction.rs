@@ -26,6 +26,23 @@ pub fn tool_result(tool: &str, args: &Value, content: &str) -> String {
     }
 }
 
+/// A tool call's arguments as front-ends show them (progress lines, API
+/// `tool.started`, ACP titles): keys the model put in them masked string by
+/// string, so the JSON stays valid. The call itself runs with the real ones.
+pub fn tool_arguments(text: &str) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(mut value @ (Value::Object(_) | Value::Array(_))) => {
+            let mode = Mode::Read { env_file: false };
+            if mask_value(&mut value, mode, false) {
+                value.to_string()
+            } else {
+                text.to_owned()
+            }
+        }
+        _ => assistant_text(text),
+    }
+}
+
 /// An assistant reply with any key it repeats masked; code it shows (where
 /// `KEY=value` is usually a constant) is left alone.
 pub fn assistant_text(text: &str) -> String {

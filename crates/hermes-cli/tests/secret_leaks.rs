@@ -182,6 +182,28 @@ fn the_cli_stream_state_db_and_logs_hold_no_secret() {
 }
 
 #[test]
+fn a_key_in_a_tool_call_is_masked_where_the_call_is_shown() {
+    let sb = sandbox();
+    let marker = sb.work_path("ran.txt");
+    let command = format!("echo {VENDOR} > /dev/null; touch {}", marker.display());
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        &json!({ "command": command }).to_string(),
+    ));
+    sb.mock.push(Reply::text(format!("ran it {MARKER}")));
+    let out = sb
+        .command()
+        .args(["chat", "-q", "run it", "--yolo"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(marker.exists(), "the command ran with its real arguments");
+    assert_clean("the CLI's tool progress", &stderr(&out));
+    assert_clean("the CLI stream", &stdout(&out));
+}
+
+#[test]
 fn the_api_server_streamed_and_not_holds_no_secret() {
     let sb = sandbox();
     let gw = gateway(&sb, "");

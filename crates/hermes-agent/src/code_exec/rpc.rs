@@ -188,7 +188,7 @@ async fn dispatch(name: &str, args: Value, number: usize, ctx: &ToolContext) -> 
     send(Event::ToolStarted {
         call_id: call_id.clone(),
         name: name.to_owned(),
-        arguments: args.to_string(),
+        arguments: crate::redaction::tool_arguments(&args.to_string()),
     });
     let tool = ctx.registry.as_ref().and_then(|r| r.get(name)).cloned();
     let shown_args = args.clone();
