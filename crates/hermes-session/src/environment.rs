@@ -61,9 +61,14 @@ pub async fn prepare(setup: &Setup, cwd: &std::path::Path) -> Result<Prepared, S
         _ => None,
     };
     let probe_dir = remote_cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    // Labelled lines: a missing tool (no `whoami` in a minimal image) leaves
+    // its own value empty without shifting the others.
+    let script = "echo \"uname=$(uname -a 2>/dev/null)\"; \
+                  echo \"user=$(id -un 2>/dev/null || whoami 2>/dev/null || id -u 2>/dev/null)\"; \
+                  echo \"pwd=$(pwd)\"";
     let probe = hermes_env::files::run(
         env.as_ref(),
-        &["sh", "-c", "uname -a; whoami; pwd"],
+        &["sh", "-c", script],
         &probe_dir,
         None,
         Duration::from_secs(30),
@@ -78,12 +83,14 @@ pub async fn prepare(setup: &Setup, cwd: &std::path::Path) -> Result<Prepared, S
         )));
     }
     let text = String::from_utf8_lossy(&probe.stdout).into_owned();
-    let mut lines = text.lines();
-    let (uname, user, pwd) = (
-        lines.next().unwrap_or("").trim().to_owned(),
-        lines.next().unwrap_or("").trim().to_owned(),
-        lines.next().unwrap_or("").trim().to_owned(),
-    );
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+            .unwrap_or("")
+            .trim()
+            .to_owned()
+    };
+    let (uname, user, pwd) = (field("uname"), field("user"), field("pwd"));
     let hint = format!(
         "## Where commands run\n{}.\nProbed there: `uname -a` → {uname}; user {user}; working \
          directory {pwd}. The terminal and the file tools (read_file, write_file, patch, \
@@ -91,7 +98,13 @@ pub async fn prepare(setup: &Setup, cwd: &std::path::Path) -> Result<Prepared, S
         env.describe()
     );
     Ok(Prepared {
-        cwd: remote_cwd.map(|_| PathBuf::from(&pwd)),
+        cwd: remote_cwd.map(|configured| {
+            if pwd.is_empty() {
+                configured
+            } else {
+                PathBuf::from(&pwd)
+            }
+        }),
         env,
         hint: Some(hint),
     })
