@@ -49,6 +49,26 @@ const WRAPPED: &[&str] = &[
     "echo 'rm -rf /' > wipe.sh && bash wipe.sh",
 ];
 
+/// Scripts one batch of `terminal` calls, one per command, then a closing answer.
+fn propose_commands(sb: &Sandbox, commands: &[&str]) {
+    let calls: Vec<(String, String)> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, cmd)| {
+            (
+                format!("call_{i}"),
+                serde_json::json!({ "command": cmd }).to_string(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(id, args)| (id.as_str(), "terminal", args.as_str()))
+        .collect();
+    sb.mock.push(Reply::tool_calls(&refs));
+    sb.mock.push(Reply::text("done"));
+}
+
 /// Runs `spellings` as one batch of terminal calls from the scripted model;
 /// returns the sandbox, the shim marker and the victim, and the results.
 fn run_batch(
@@ -72,22 +92,7 @@ fn run_batch(
         std::fs::write(&shim, script).unwrap();
         std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let calls: Vec<(String, String)> = spellings
-        .iter()
-        .enumerate()
-        .map(|(i, cmd)| {
-            (
-                format!("call_{i}"),
-                serde_json::json!({ "command": cmd }).to_string(),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str, &str)> = calls
-        .iter()
-        .map(|(id, args)| (id.as_str(), "terminal", args.as_str()))
-        .collect();
-    sb.mock.push(Reply::tool_calls(&refs));
-    sb.mock.push(Reply::text("done"));
+    propose_commands(&sb, spellings);
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -257,22 +262,7 @@ fn truncating_the_account_files_never_runs() {
         "truncate -s 0 /etc/shadow",
         "true > /etc/passwd",
     ];
-    let calls: Vec<(String, String)> = spellings
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            (
-                format!("t{i}"),
-                serde_json::json!({ "command": c }).to_string(),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str, &str)> = calls
-        .iter()
-        .map(|(i, a)| (i.as_str(), "terminal", a.as_str()))
-        .collect();
-    sb.mock.push(Reply::tool_calls(&refs));
-    sb.mock.push(Reply::text("done"));
+    propose_commands(&sb, &spellings);
     let inner = sb.command();
     let mut cmd = std::process::Command::new("unshare");
     cmd.args(["-m", "sh", "-c"])

@@ -258,21 +258,7 @@ pub(crate) fn unwrap(fields: Vec<Field>, env: &Env, depth: usize, acc: &mut Acc)
 /// Words taken by the wrapper at `w[0]` and its options (`value_opts` take a
 /// separate value; `--` ends them).
 fn options(w: &[Field], value_opts: &[&str]) -> usize {
-    let mut i = 1;
-    while let Some(a) = w.get(i) {
-        if a.text == "--" {
-            return i + 1;
-        }
-        if !a.text.starts_with('-') || a.text == "-" {
-            break;
-        }
-        i += if value_opts.contains(&a.text.as_str()) {
-            2
-        } else {
-            1
-        };
-    }
-    i
+    1 + super::wrappers::skip_options(w.get(1..).unwrap_or(&[]), value_opts)
 }
 
 /// `timeout 5 cmd`, `taskset 0x3 cmd`: one positional (a number) before the command.

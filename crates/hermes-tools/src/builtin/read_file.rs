@@ -125,16 +125,22 @@ impl Tool for ReadFileTool {
     }
 }
 
-fn read(homes: &Homes, path: &Path, shown: &str, offset: usize, limit: usize) -> ToolResult {
+/// Devices that never end and credential files are not read, wherever they are.
+fn refuse_read(homes: &Homes, path: &Path, shown: &str) -> Result<(), ToolError> {
     if guard::is_blocked_device(path) {
         return Err(ToolError::model(format!(
             "Cannot read '{shown}': it is a device or process file that would block, never end, \
              or expose process secrets."
         )));
     }
-    if let Some(msg) = guard::read_blocked(homes, path, shown) {
-        return Err(ToolError::model(msg));
+    match guard::read_blocked(homes, path, shown) {
+        Some(msg) => Err(ToolError::model(msg)),
+        None => Ok(()),
     }
+}
+
+fn read(homes: &Homes, path: &Path, shown: &str, offset: usize, limit: usize) -> ToolResult {
+    refuse_read(homes, path, shown)?;
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(path, shown)),
@@ -196,15 +202,7 @@ fn read_via(
     offset: usize,
     limit: usize,
 ) -> ToolResult {
-    if guard::is_blocked_device(path) {
-        return Err(ToolError::model(format!(
-            "Cannot read '{shown}': it is a device or process file that would block, never end, \
-             or expose process secrets."
-        )));
-    }
-    if let Some(msg) = guard::read_blocked(homes, path, shown) {
-        return Err(ToolError::model(msg));
-    }
+    refuse_read(homes, path, shown)?;
     let bytes = match io.read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
