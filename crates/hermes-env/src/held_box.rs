@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::EnvError;
 
-/// The held box: bwrap's pid and the box's init, which commands join.
+/// The held box: bwrap's pid and the process commands join (the box's `sleep`).
 #[derive(Debug, Clone, Copy)]
 struct Running {
     bwrap: u32,
@@ -85,6 +85,19 @@ impl Drop for HeldBox {
     }
 }
 
+fn first_child(pid: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn runs_sleep(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+}
+
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
@@ -120,22 +133,21 @@ fn start(bwrap: &Path, mut args: Vec<String>) -> Result<Running, EnvError> {
         .recv_timeout(Duration::from_secs(10))
         .map_err(|_| EnvError::Io("sandbox: bwrap did not start".into()))?
         .map_err(|e| EnvError::Io(format!("sandbox: cannot start bwrap: {e}")))?;
-    // The box's init is bwrap's child once the namespaces exist.
+    // Join the box's `sleep`, not bwrap's child: that child is still building
+    // the mounts (its root not yet the box's) until it runs the command, so
+    // only a process that already runs `sleep` sees the finished box.
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
-        let children = std::fs::read_to_string(format!("/proc/{bwrap}/task/{bwrap}/children"))
-            .unwrap_or_default();
-        if let Some(init) = children
-            .split_whitespace()
-            .next()
-            .and_then(|p| p.parse().ok())
+        if let Some(init) = first_child(bwrap)
+            .and_then(first_child)
+            .filter(|pid| runs_sleep(*pid))
         {
             return Ok(Running { bwrap, init });
         }
         if !alive(bwrap) {
             break;
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(2));
     }
     Err(EnvError::Io(
         "sandbox: the box did not come up (bwrap exited; is unprivileged namespace creation allowed?)"
