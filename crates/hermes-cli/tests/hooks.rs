@@ -93,8 +93,9 @@ fn pre_tool_call_hook_blocks_a_command_and_sees_the_payload() {
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
 }
 
-#[test]
-fn hook_is_skipped_until_someone_approves_it() {
+/// A sandbox whose config has the [`GUARD`] hook on `pre_tool_call`, not yet
+/// approved: the sandbox, the script, and the log it writes.
+fn sandbox_with_guard() -> (Sandbox, PathBuf, PathBuf) {
     let sb = Sandbox::start();
     sb.no_retries();
     let guard = script(sb.home.path(), "guard.py", GUARD);
@@ -104,6 +105,12 @@ fn hook_is_skipped_until_someone_approves_it() {
         guard.display(),
         log.display()
     ));
+    (sb, guard, log)
+}
+
+#[test]
+fn hook_is_skipped_until_someone_approves_it() {
+    let (sb, _guard, log) = sandbox_with_guard();
     propose(&sb, "echo 'rm nothing'");
     let out = sb.chat("go", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -131,15 +138,7 @@ fn hook_is_skipped_until_someone_approves_it() {
 
 #[test]
 fn an_approved_hook_whose_script_was_rewritten_is_asked_about_again() {
-    let sb = Sandbox::start();
-    sb.no_retries();
-    let guard = script(sb.home.path(), "guard.py", GUARD);
-    let log = sb.work_path("guard.log");
-    sb.add_config(&format!(
-        "hooks:\n  pre_tool_call:\n    - command: \"{} {}\"\n",
-        guard.display(),
-        log.display()
-    ));
+    let (sb, guard, log) = sandbox_with_guard();
     propose(&sb, "echo ok");
     let out = sb.chat("go", &["--accept-hooks"]);
     assert!(out.status.success(), "{}", stderr(&out));
