@@ -184,17 +184,10 @@ pub(crate) fn record_writes(
         }
     }
     let name = argv.first().map(|f| f.text.as_str());
-    if matches!(
-        name,
-        Some("tee" | "cp" | "mv" | "install" | "ln" | "curl" | "wget")
-    ) {
-        // Their destinations get content the gate does not follow.
-        for a in argv.iter().skip(1).filter(|a| !a.text.starts_with('-')) {
-            acc.written.insert(
-                resolve(&a.text, env).unwrap_or_else(|| a.text.clone()),
-                None,
-            );
-        }
+    // Their destinations get content the gate does not follow.
+    for dest in destinations(name, argv) {
+        acc.written
+            .insert(resolve(&dest, env).unwrap_or(dest), None);
     }
     if targets.is_empty() {
         return;
@@ -219,6 +212,32 @@ pub(crate) fn record_writes(
         let key = resolve(&path, env).unwrap_or(path);
         let known = if append { None } else { content.clone() };
         acc.written.insert(key, known);
+    }
+}
+
+/// The files `name` writes with content the gate cannot follow: every
+/// operand of `tee`, the last of `cp`/`mv`/`install`/`ln`, the `-o`/`-O`
+/// file of `curl`/`wget`.
+fn destinations(name: Option<&str>, argv: &[Field]) -> Vec<String> {
+    let operands = || argv.iter().skip(1).filter(|a| !a.text.starts_with('-'));
+    match name {
+        Some("tee") => operands().map(|a| a.text.clone()).collect(),
+        Some("cp" | "mv" | "install" | "ln") => operands()
+            .last()
+            .map(|a| a.text.clone())
+            .into_iter()
+            .collect(),
+        Some("curl" | "wget") => argv
+            .windows(2)
+            .filter(|w| {
+                matches!(
+                    w[0].text.as_str(),
+                    "-o" | "-O" | "--output" | "--output-document"
+                )
+            })
+            .map(|w| w[1].text.clone())
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

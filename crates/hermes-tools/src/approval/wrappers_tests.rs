@@ -172,7 +172,13 @@ fn scripts_on_the_host_are_read_before_they_run() {
         let got = classify_on(cmd, &host);
         assert!(matches!(got, Verdict::Hardline { .. }), "{cmd}: {got:?}");
     }
-    for cmd in ["bash ok.sh", "./ok.sh", "python3 ok.py", "bash missing.sh"] {
+    for cmd in [
+        "bash ok.sh",
+        "./ok.sh",
+        "python3 ok.py",
+        "bash missing.sh",
+        "cp ok.sh copy.sh && bash ok.sh",
+    ] {
         assert_eq!(classify_on(cmd, &host), Verdict::Safe, "{cmd}");
     }
     // Nothing is read without a host.
