@@ -223,7 +223,7 @@ fn destinations(name: Option<&str>, argv: &[Field]) -> Vec<String> {
     match name {
         Some("tee") => operands().map(|a| a.text.clone()).collect(),
         Some("cp" | "mv" | "install" | "ln") => operands()
-            .last()
+            .next_back()
             .map(|a| a.text.clone())
             .into_iter()
             .collect(),
