@@ -443,7 +443,7 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
         }
         "find" => check_find(args, depth, env, acc),
         "dd" => check_dd(args, acc),
-        "shred" | "truncate" | "wipefs" | "blkdiscard" => check_wipe(&first.text, args, acc),
+        "shred" | "truncate" | "wipefs" | "blkdiscard" => check_wipe(&first.text, args, env, acc),
         "xargs" => {
             // The rest of an xargs line is a command run once per input batch.
             let x = super::wrappers::xargs(args);
@@ -684,7 +684,7 @@ fn check_dd(args: &[Field], acc: &mut Acc) {
 }
 
 /// `shred`/`truncate`/`wipefs` of disks and system account files.
-fn check_wipe(cmd: &str, args: &[Field], acc: &mut Acc) {
+fn check_wipe(cmd: &str, args: &[Field], env: &Env, acc: &mut Acc) {
     for a in args.iter().filter(|a| !a.text.starts_with('-')) {
         let t = a.text.as_str();
         let device = t.starts_with("/dev/") && !is_harmless_device(t);
@@ -695,7 +695,24 @@ fn check_wipe(cmd: &str, args: &[Field], acc: &mut Acc) {
             } else {
                 "wipe of a disk or system account file"
             });
+        } else if t.starts_with("/etc/")
+            || t.starts_with("/private/etc/")
+            || SENSITIVE
+                .as_ref()
+                .is_some_and(|re| re.is_match(&home_folded(t, env)))
+        {
+            // Emptying a credential, SSH or shell start-up file loses it as surely.
+            acc.danger("truncate or wipe of a system or credential file");
         }
+    }
+}
+
+/// `path` with the user's resolved home written `~`, as the sensitive-path
+/// patterns spell it.
+fn home_folded(path: &str, env: &Env) -> String {
+    match env.home.as_deref().and_then(|h| path.strip_prefix(h)) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
+        _ => path.to_owned(),
     }
 }
 

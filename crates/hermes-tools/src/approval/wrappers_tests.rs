@@ -80,6 +80,11 @@ pub(crate) const WRAPPED_DANGEROUS: &[&str] = &[
     "echo x >> run.sh && sh run.sh",
     "xargs -I{} sh -c '{}'",
     "julia -e 'run(`rm -rf build`)'",
+    "truncate -s 0 ~/.ssh/authorized_keys",
+    "shred -u ~/.bashrc",
+    ": > ~/.ssh/authorized_keys",
+    "cp /dev/null ~/.bashrc",
+    "truncate -s 0 /etc/hosts",
 ];
 
 /// The same programs used harmlessly: no approval.
@@ -181,6 +186,11 @@ fn scripts_on_the_host_are_read_before_they_run() {
     ] {
         assert_eq!(classify_on(cmd, &host), Verdict::Safe, "{cmd}");
     }
+    // The resolved home is the home.
+    assert!(matches!(
+        classify_on("truncate -s 0 /home/alice/.ssh/authorized_keys", &host),
+        Verdict::Dangerous { .. }
+    ));
     // Nothing is read without a host.
     assert_eq!(classify("bash wipe.sh"), Verdict::Safe);
 }
