@@ -442,8 +442,10 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
             acc.danger("overwrite system file via tee");
         }
         "find" => check_find(args, depth, env, acc),
-        "dd" => check_dd(args, acc),
-        "shred" | "truncate" | "wipefs" | "blkdiscard" => check_wipe(&first.text, args, env, acc),
+        "dd" => super::disks::check_dd(args, acc),
+        "shred" | "truncate" | "wipefs" | "blkdiscard" => {
+            super::disks::check_wipe(&first.text, args, env, acc)
+        }
         "xargs" => {
             // The rest of an xargs line is a command run once per input batch.
             let x = super::wrappers::xargs(args);
@@ -547,7 +549,7 @@ fn check_redirects(stage: &Simple, env: &Env, depth: usize, acc: &mut Acc) {
             let t = target.text.as_str();
             if BLOCK_DEVICE.as_ref().is_some_and(|re| re.is_match(t)) {
                 acc.hard("redirect to raw block device");
-            } else if ACCOUNT_FILES.contains(&t) && !r.op.starts_with(">>") {
+            } else if super::disks::ACCOUNT_FILES.contains(&t) && !r.op.starts_with(">>") {
                 acc.hard("truncate of a disk or system account file");
             } else if t.starts_with("/etc/") || t.starts_with("/private/etc/") {
                 acc.danger("overwrite system config");
@@ -593,15 +595,6 @@ fn check_kill(args: &[Field], acc: &mut Acc) {
     }
 }
 
-/// Files whose loss locks everyone out of the machine.
-const ACCOUNT_FILES: &[&str] = &[
-    "/etc/passwd",
-    "/etc/shadow",
-    "/etc/group",
-    "/etc/gshadow",
-    "/etc/sudoers",
-];
-
 /// Only the destination is written: `-t DIR`, else the last operand.
 fn check_copy(args: &[Field], acc: &mut Acc) {
     let operands = || args.iter().filter(|a| !a.text.starts_with('-'));
@@ -613,7 +606,7 @@ fn check_copy(args: &[Field], acc: &mut Acc) {
     if let Some(d) = dest.filter(|_| operands().count() >= 2) {
         let d = d.text.as_str();
         let from_null = operands().next().is_some_and(|s| s.text == "/dev/null");
-        if from_null && ACCOUNT_FILES.contains(&d) {
+        if from_null && super::disks::ACCOUNT_FILES.contains(&d) {
             acc.hard("truncate of a disk or system account file");
         }
         if d == "/etc" || d.starts_with("/etc/") || d.starts_with("/private/etc") {
@@ -667,61 +660,6 @@ fn check_find(args: &[Field], depth: usize, env: &Env, acc: &mut Acc) {
         acc.hard(root.delete());
     }
     super::wrappers::find_exec(args, narrowed, depth, env, acc);
-}
-
-/// `dd of=` a block device, or a device that cannot be known.
-fn check_dd(args: &[Field], acc: &mut Acc) {
-    for a in args {
-        let Some(target) = a.text.strip_prefix("of=") else {
-            continue;
-        };
-        if !a.certain && !target.contains('/') {
-            acc.hard("dd to a device that cannot be known");
-        } else if target.starts_with("/dev/") && !is_harmless_device(target) {
-            acc.hard("dd to raw block device");
-        }
-    }
-}
-
-/// `shred`/`truncate`/`wipefs` of disks and system account files.
-fn check_wipe(cmd: &str, args: &[Field], env: &Env, acc: &mut Acc) {
-    for a in args.iter().filter(|a| !a.text.starts_with('-')) {
-        let t = a.text.as_str();
-        let device = t.starts_with("/dev/") && !is_harmless_device(t);
-        let accounts = ACCOUNT_FILES.contains(&t);
-        if device || accounts {
-            acc.hard(if cmd == "truncate" {
-                "truncate of a disk or system account file"
-            } else {
-                "wipe of a disk or system account file"
-            });
-        } else if t.starts_with("/etc/")
-            || t.starts_with("/private/etc/")
-            || SENSITIVE
-                .as_ref()
-                .is_some_and(|re| re.is_match(&home_folded(t, env)))
-        {
-            // Emptying a credential, SSH or shell start-up file loses it as surely.
-            acc.danger("truncate or wipe of a system or credential file");
-        }
-    }
-}
-
-/// `path` with the user's resolved home written `~`, as the sensitive-path
-/// patterns spell it.
-fn home_folded(path: &str, env: &Env) -> String {
-    match env.home.as_deref().and_then(|h| path.strip_prefix(h)) {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
-        _ => path.to_owned(),
-    }
-}
-
-fn is_harmless_device(path: &str) -> bool {
-    matches!(
-        path,
-        "/dev/null" | "/dev/zero" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/full"
-    ) || path.starts_with("/dev/fd/")
-        || path.starts_with("/dev/pts/")
 }
 
 /// `source`/`.` of stdin, a here-string, a heredoc or a process substitution.

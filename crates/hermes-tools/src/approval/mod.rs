@@ -10,6 +10,7 @@
 mod awk;
 mod commands;
 mod detect;
+mod disks;
 mod embedded;
 mod expand;
 mod floor;
