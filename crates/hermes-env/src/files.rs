@@ -57,12 +57,19 @@ pub async fn run(
     let collect = async {
         let mut stdout = Vec::new();
         let mut stderr = Vec::new();
-        if let Some(o) = out.as_mut() {
-            let _ = o.read_to_end(&mut stdout).await;
-        }
-        if let Some(e) = err.as_mut() {
-            let _ = e.read_to_end(&mut stderr).await;
-        }
+        // Both at once: a child that fills one pipe while we wait on the
+        // other would never finish.
+        let read_out = async {
+            if let Some(o) = out.as_mut() {
+                let _ = o.read_to_end(&mut stdout).await;
+            }
+        };
+        let read_err = async {
+            if let Some(e) = err.as_mut() {
+                let _ = e.read_to_end(&mut stderr).await;
+            }
+        };
+        tokio::join!(read_out, read_err);
         let status = child.wait().await;
         (stdout, stderr, status)
     };
@@ -276,4 +283,51 @@ pub async fn find(
         .take(limit)
         .map(str::to_owned)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn a_command_that_fills_stderr_before_stdout_finishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "head -c 300000 /dev/zero >&2; echo done";
+        let out = run(
+            &crate::Local,
+            &["sh", "-c", script],
+            dir.path(),
+            None,
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.stdout, b"done\n");
+        assert_eq!(out.status, 0);
+    }
+
+    #[tokio::test]
+    async fn files_round_trip_through_the_local_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/c.txt");
+        let env = crate::Local;
+        assert_eq!(stat(&env, &path, dir.path()).await.unwrap(), None);
+        assert!(write(&env, &path, b"x\ny\n", dir.path()).await.unwrap());
+        assert_eq!(read(&env, &path, dir.path()).await.unwrap(), b"x\ny\n");
+        assert_eq!(
+            stat(&env, &path, dir.path()).await.unwrap(),
+            Some(Kind::File)
+        );
+        let hits = grep(&env, "^y$", dir.path(), Some("*.txt"), 10, dir.path())
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(hits[0].1, 2);
+        let found = find(&env, "c.*", dir.path(), 10, dir.path()).await.unwrap();
+        assert_eq!(found.len(), 1);
+        remove(&env, &path, dir.path()).await.unwrap();
+        let err = read(&env, &path, dir.path()).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
 }
