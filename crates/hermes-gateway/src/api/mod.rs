@@ -5,6 +5,7 @@ mod errors;
 mod health;
 mod responses;
 mod run;
+pub mod runs;
 mod sessions;
 mod sse;
 
@@ -67,6 +68,8 @@ pub struct AppState {
     pub started: Instant,
     /// Stored Responses API objects.
     pub responses: responses::Store,
+    /// `/v1/runs`: the run store and the runs in flight here.
+    pub runs: runs::Runs,
 }
 
 impl AppState {
@@ -75,6 +78,7 @@ impl AppState {
         let slots = (config.max_concurrent_runs > 0)
             .then(|| Arc::new(Semaphore::new(config.max_concurrent_runs)));
         let responses = responses::Store::open(&manager_home_store(&manager));
+        let runs = runs::Runs::open(manager.services().setup().home.root());
         Self {
             config,
             manager,
@@ -83,6 +87,7 @@ impl AppState {
             inflight: Arc::default(),
             started: Instant::now(),
             responses,
+            runs,
         }
     }
 }
@@ -108,6 +113,11 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/responses/{id}",
             get(responses::fetch).delete(responses::delete),
         )
+        .route("/v1/runs", post(runs::create))
+        .route("/v1/runs/{id}", get(runs::fetch))
+        .route("/v1/runs/{id}/events", get(runs::events))
+        .route("/v1/runs/{id}/approval", post(runs::approval))
+        .route("/v1/runs/{id}/stop", post(runs::stop))
         .route("/api/sessions", get(sessions::list).post(sessions::create))
         .route(
             "/api/sessions/{id}",

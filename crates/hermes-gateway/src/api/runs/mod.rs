@@ -1,0 +1,481 @@
+//! `/v1/runs`: a run starts in the background (202 with its id), its status
+//! is polled, its events are read as SSE from any sequence number
+//! (`Last-Event-ID`), a pending approval is answered and the run stopped.
+//! Everything a reader sees comes from the [`store::RunStore`], so a client
+//! that reconnects gets each event once, whichever process wrote it.
+
+pub mod store;
+mod worker;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hermes_protocol::{ApprovalChoice, Message};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use self::store::{Remembered, RunStore, SqliteRunStore, StoreError};
+use self::worker::{Active, RunInput};
+use super::chat::content_text;
+use super::errors::ApiError;
+use super::run::admit;
+use super::{AppState, body_flag, hex_id, read_body, sse, unix_now_f64};
+
+/// Events read from the store per query.
+const PAGE: usize = 256;
+/// How often a reader looks at the store when no local writer wakes it.
+const POLL: Duration = Duration::from_millis(500);
+
+/// The runs of this server: the store and the runs in flight here.
+pub struct Runs {
+    path: PathBuf,
+    /// Opened on first use: a server that never sees `/v1/runs` creates no file.
+    store: OnceLock<Arc<dyn RunStore>>,
+    active: Mutex<HashMap<String, Arc<Active>>>,
+    /// Serialises idempotent POSTs so two requests with one key start one run.
+    claim: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runs").field("path", &self.path).finish()
+    }
+}
+
+impl Runs {
+    /// Runs stored in `home/runs.db`.
+    pub fn open(home: &Path) -> Self {
+        Self {
+            path: home.join("runs.db"),
+            store: OnceLock::new(),
+            active: Mutex::new(HashMap::new()),
+            claim: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn store(&self) -> Result<Arc<dyn RunStore>, ApiError> {
+        if let Some(store) = self.store.get() {
+            return Ok(store.clone());
+        }
+        let opened: Arc<dyn RunStore> = match SqliteRunStore::open(&self.path) {
+            Ok(store) => Arc::new(store),
+            Err(e) => return Err(ApiError::server(e.to_string())),
+        };
+        Ok(self.store.get_or_init(|| opened).clone())
+    }
+
+    fn get(&self, run_id: &str) -> Option<Arc<Active>> {
+        self.lock().get(run_id).cloned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Active>>> {
+        self.active.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets a run that ended (its writer finishes what is queued).
+    pub(crate) fn finish(&self, run_id: &str) {
+        self.lock().remove(run_id);
+    }
+}
+
+fn store_error(e: StoreError) -> ApiError {
+    ApiError::server(e.to_string())
+}
+
+async fn blocking<R: Send + 'static>(
+    f: impl FnOnce() -> Result<R, StoreError> + Send + 'static,
+) -> Result<R, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::server(e.to_string()))?
+        .map_err(store_error)
+}
+
+fn not_found(run_id: &str) -> ApiError {
+    ApiError::not_found(format!("Run not found: {run_id}")).with_code("run_not_found")
+}
+
+/// Answers a POST once per `Idempotency-Key`: the same key with the same body
+/// gets the first answer again; with another body, 422.
+async fn idempotent<F, Fut>(
+    state: &AppState,
+    scope: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+    handle: F,
+) -> Response
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<(StatusCode, Value), ApiError>>,
+{
+    let key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty());
+    let Some(key) = key else {
+        return answer(handle().await);
+    };
+    let fingerprint = hex(&Sha256::digest(body));
+    let _claim = state.runs.claim.lock().await;
+    let result = async {
+        let store = state.runs.store()?;
+        let (s, k, scope2) = (store.clone(), key.to_owned(), scope.to_owned());
+        if let Some(first) = blocking(move || s.recall(&scope2, &k)).await? {
+            return replay(first, &fingerprint);
+        }
+        let (status, body) = handle().await?;
+        let first = Remembered {
+            fingerprint: fingerprint.clone(),
+            status: status.as_u16(),
+            body,
+        };
+        let (k, scope2) = (key.to_owned(), scope.to_owned());
+        let kept = blocking(move || store.remember(&scope2, &k, &first)).await?;
+        replay(kept, &fingerprint)
+    }
+    .await;
+    answer(result)
+}
+
+fn replay(first: Remembered, fingerprint: &str) -> Result<(StatusCode, Value), ApiError> {
+    if first.fingerprint != fingerprint {
+        return Err(ApiError::bad_request(
+            "Idempotency-Key was already used with a different request body",
+        )
+        .with_status(StatusCode::UNPROCESSABLE_ENTITY)
+        .with_code("idempotency_key_reused"));
+    }
+    let status = StatusCode::from_u16(first.status).unwrap_or(StatusCode::OK);
+    Ok((status, first.body))
+}
+
+fn answer(result: Result<(StatusCode, Value), ApiError>) -> Response {
+    match result {
+        Ok((status, body)) => (status, axum::Json(body)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `POST /v1/runs`.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let raw = body.as_ref().map(|b| b.to_vec()).unwrap_or_default();
+    idempotent(&state, "runs", &headers, &raw, || start(&state, body)).await
+}
+
+async fn start(
+    state: &Arc<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Value), ApiError> {
+    let body = read_body(body)?;
+    let input = run_input(&body)?;
+    let permit = admit(state)?;
+    let run_id = hex_id("run_", 32);
+    let session_id = match body.get("session_id").and_then(Value::as_str) {
+        Some(id) if !id.is_empty() => id.to_owned(),
+        _ => run_id.clone(),
+    };
+    let now = unix_now_f64();
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .map_or_else(|| state.config.model_name.clone(), str::to_owned);
+    let status = json!({
+        "object": "hermes.run", "run_id": run_id, "status": "queued",
+        "created_at": now, "updated_at": now, "session_id": session_id, "model": model,
+    });
+    let active = worker::register(state.runs.store()?, &run_id, status)
+        .await
+        .map_err(store_error)?;
+    state.runs.lock().insert(run_id.clone(), active.clone());
+    let input = RunInput {
+        session_id,
+        ..input
+    };
+    worker::spawn(state.clone(), active, input, permit);
+    Ok((
+        StatusCode::ACCEPTED,
+        json!({"run_id": run_id, "status": "started"}),
+    ))
+}
+
+/// The user message, history and options of a run request (as the reference reads them).
+fn run_input(body: &Map<String, Value>) -> Result<RunInput, ApiError> {
+    let raw = body.get("input").filter(|v| match v {
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Null | Value::Bool(false) => false,
+        _ => true,
+    });
+    let Some(raw) = raw else {
+        return Err(ApiError::bad_request("Missing 'input' field"));
+    };
+    let input = match raw {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .last()
+            .and_then(|m| m.get("content"))
+            .map(content_text)
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    if input.is_empty() {
+        return Err(ApiError::bad_request("No user message found in input"));
+    }
+    let mut history = explicit_history(body)?;
+    if history.is_empty()
+        && let Value::Array(items) = raw
+    {
+        for item in items.iter().take(items.len().saturating_sub(1)) {
+            let role = item.get("role").and_then(Value::as_str).unwrap_or("");
+            let content = item.get("content").map(content_text).unwrap_or_default();
+            if !role.is_empty() && !content.is_empty() {
+                history.push(message(role, content));
+            }
+        }
+    }
+    Ok(RunInput {
+        session_id: String::new(),
+        history,
+        instructions: body
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        input,
+        model: body.get("model").and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
+fn explicit_history(body: &Map<String, Value>) -> Result<Vec<Message>, ApiError> {
+    let Some(raw) = body.get("conversation_history").filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(entries) = raw else {
+        return Err(ApiError::bad_request(
+            "'conversation_history' must be an array of message objects",
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let (Some(role), Some(content)) = (entry.get("role"), entry.get("content")) else {
+            return Err(ApiError::bad_request(format!(
+                "conversation_history[{i}] must have 'role' and 'content' fields"
+            )));
+        };
+        let role = role
+            .as_str()
+            .map_or_else(|| role.to_string(), str::to_owned);
+        out.push(message(&role, content_text(content)));
+    }
+    Ok(out)
+}
+
+fn message(role: &str, content: String) -> Message {
+    match role {
+        "assistant" => Message::assistant(content),
+        "system" => Message::system(content),
+        _ => Message::user(content),
+    }
+}
+
+/// `GET /v1/runs/{id}`.
+pub async fn fetch(
+    State(state): State<Arc<AppState>>,
+    UrlPath(run_id): UrlPath<String>,
+) -> Response {
+    match status_of(&state, &run_id).await {
+        Ok(status) => axum::Json(status).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn status_of(state: &AppState, run_id: &str) -> Result<Value, ApiError> {
+    let store = state.runs.store()?;
+    let id = run_id.to_owned();
+    blocking(move || store.status(&id))
+        .await?
+        .ok_or_else(|| not_found(run_id))
+}
+
+/// `GET /v1/runs/{id}/events`: SSE from after `Last-Event-ID` (0: from the
+/// start), following the run until it ends.
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    UrlPath(run_id): UrlPath<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(e) = status_of(&state, &run_id).await {
+        return e.into_response();
+    }
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(follow(state, run_id, after, tx));
+    sse::response(rx, HeaderMap::new())
+}
+
+/// Sends the run's events numbered above `last` until the run has ended and
+/// every event is sent, or the client goes away.
+async fn follow(state: Arc<AppState>, run_id: String, mut last: u64, tx: mpsc::Sender<Bytes>) {
+    let Ok(store) = state.runs.store() else {
+        return;
+    };
+    let mut written = state.runs.get(&run_id).map(|a| a.written.clone());
+    loop {
+        // The status is read first: a terminal one is stored after the last
+        // event, so the read below then sees every event there is.
+        let (s, id) = (store.clone(), run_id.clone());
+        let ended = matches!(
+            blocking(move || s.status(&id)).await,
+            Ok(Some(v)) if v["status"].as_str().is_some_and(worker::is_terminal)
+        );
+        loop {
+            let (s, id) = (store.clone(), run_id.clone());
+            let Ok(page) = blocking(move || s.read_after(&id, last, PAGE)).await else {
+                return;
+            };
+            for e in &page {
+                let data = e.event.to_string();
+                let frame = Bytes::from(format!("id: {}\ndata: {data}\n\n", e.seq));
+                if tx.send(frame).await.is_err() {
+                    return;
+                }
+                last = e.seq;
+            }
+            if page.len() < PAGE {
+                break;
+            }
+        }
+        if ended {
+            let _ = tx.send(Bytes::from_static(b": stream closed\n\n")).await;
+            return;
+        }
+        match written.as_mut() {
+            Some(w) => {
+                if let Ok(Err(_)) = tokio::time::timeout(POLL, w.changed()).await {
+                    // The writer finished; from here the store alone tells.
+                    written = None;
+                }
+            }
+            None => tokio::time::sleep(POLL).await,
+        }
+    }
+}
+
+/// `POST /v1/runs/{id}/approval`: `{"choice": once|session|always|deny, "all": bool}`.
+pub async fn approval(
+    State(state): State<Arc<AppState>>,
+    UrlPath(run_id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let raw = body.as_ref().map(|b| b.to_vec()).unwrap_or_default();
+    let scope = format!("approval:{run_id}");
+    idempotent(&state, &scope, &headers, &raw, || {
+        resolve(&state, &run_id, body)
+    })
+    .await
+}
+
+async fn resolve(
+    state: &AppState,
+    run_id: &str,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Value), ApiError> {
+    status_of(state, run_id).await?;
+    let body = read_body(body)?;
+    let raw = match body.get("choice") {
+        Some(Value::String(s)) => s.trim().to_ascii_lowercase(),
+        Some(other) if !other.is_null() => other.to_string(),
+        _ => String::new(),
+    };
+    let choice = match raw.as_str() {
+        "once" | "approve" | "approved" | "allow" => ApprovalChoice::Once,
+        "session" => ApprovalChoice::Session,
+        "always" => ApprovalChoice::Always,
+        "deny" => ApprovalChoice::Deny,
+        _ => {
+            return Err(ApiError::bad_request(
+                "Invalid approval choice; expected one of: once, session, always, deny",
+            )
+            .with_code("invalid_approval_choice"));
+        }
+    };
+    let Some(active) = state.runs.get(run_id) else {
+        return Err(conflict(
+            format!("Run has no active approval session: {run_id}"),
+            "approval_not_active",
+        ));
+    };
+    let all = body_flag(&body, "all", false) || body_flag(&body, "resolve_all", false);
+    let resolved = active.resolve(choice, all);
+    if resolved == 0 {
+        return Err(conflict(
+            format!("Run has no pending approval: {run_id}"),
+            "approval_not_pending",
+        ));
+    }
+    let name = match choice {
+        ApprovalChoice::Once => "once",
+        ApprovalChoice::Session => "session",
+        ApprovalChoice::Always => "always",
+        ApprovalChoice::Deny => "deny",
+    };
+    active.set_status("running", Value::Null);
+    active.emit(json!({"event": "approval.responded", "choice": name, "resolved": resolved}));
+    Ok((
+        StatusCode::OK,
+        json!({
+            "object": "hermes.run.approval_response",
+            "run_id": run_id, "choice": name, "resolved": resolved,
+        }),
+    ))
+}
+
+fn conflict(message: String, code: &'static str) -> ApiError {
+    ApiError::bad_request(message)
+        .with_status(StatusCode::CONFLICT)
+        .with_code(code)
+}
+
+/// `POST /v1/runs/{id}/stop`: interrupts the run (tools in flight are cancelled).
+pub async fn stop(
+    State(state): State<Arc<AppState>>,
+    UrlPath(run_id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let raw = body.as_ref().map(|b| b.to_vec()).unwrap_or_default();
+    let scope = format!("stop:{run_id}");
+    idempotent(&state, &scope, &headers, &raw, || async {
+        let Some(active) = state.runs.get(&run_id) else {
+            return Err(not_found(&run_id));
+        };
+        active.set_status("stopping", Value::Null);
+        active.stop();
+        Ok((
+            StatusCode::OK,
+            json!({"run_id": run_id, "status": "stopping"}),
+        ))
+    })
+    .await
+}
