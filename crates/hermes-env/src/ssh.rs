@@ -92,6 +92,9 @@ impl Ssh {
         let dir = cwd.to_string_lossy();
         Ok(if dir.is_empty() || dir == "~" {
             format!("exec {words}")
+        } else if let Some(rest) = dir.strip_prefix("~/") {
+            // `~` must stay outside the quotes for the remote shell to expand it.
+            format!("cd ~/{} && exec {words}", quote(rest)?)
         } else {
             format!("cd {} && exec {words}", quote(&dir)?)
         })
@@ -143,6 +146,42 @@ impl Environment for Ssh {
             "ssh: commands and file tools run on {}@{}:{} (not this machine)",
             self.settings.user, self.settings.host, self.settings.port
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn ssh() -> Ssh {
+        Ssh {
+            settings: SshSettings {
+                host: "box".into(),
+                user: "me".into(),
+                port: 22,
+                key: None,
+                cwd: None,
+                connect_timeout: 10,
+            },
+            ssh: PathBuf::from("ssh"),
+            control: PathBuf::from("/tmp/ctl"),
+        }
+    }
+
+    #[test]
+    fn the_remote_line_quotes_words_and_keeps_the_tilde() {
+        let s = ssh();
+        let argv = ["bash", "-c", "echo 'a b' $HOME"];
+        assert_eq!(
+            s.remote_line(&argv, Path::new("/srv/my project")).unwrap(),
+            "cd '/srv/my project' && exec bash -c \"echo 'a b' \"'$HOME'"
+        );
+        assert_eq!(
+            s.remote_line(&["pwd"], Path::new("~/work dir")).unwrap(),
+            "cd ~/'work dir' && exec pwd"
+        );
+        assert_eq!(s.remote_line(&["pwd"], Path::new("~")).unwrap(), "exec pwd");
     }
 }
 
