@@ -149,6 +149,16 @@ impl Environment for Ssh {
     }
 }
 
+fn short_hash(text: &str) -> String {
+    // FNV-1a: enough to keep two hosts' sockets apart.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{:08x}", hash as u32)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -183,14 +193,4 @@ mod tests {
         );
         assert_eq!(s.remote_line(&["pwd"], Path::new("~")).unwrap(), "exec pwd");
     }
-}
-
-fn short_hash(text: &str) -> String {
-    // FNV-1a: enough to keep two hosts' sockets apart.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{:08x}", hash as u32)
 }
