@@ -488,6 +488,9 @@ fn mcp_servers_from_the_client_join_the_session() {
     };
     let sb = Sandbox::start();
     sb.no_retries();
+    // A cold Python (a fresh venv compiling the SDK's bytecode) may take longer
+    // than the default 1.5 s to connect; this test is about joining, not speed.
+    sb.add_config("mcp_discovery_timeout: 30\n");
     sb.mock.push(Reply::tool_call(
         "call_1",
         "mcp__tiny__add",
