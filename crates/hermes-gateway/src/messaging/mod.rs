@@ -4,6 +4,7 @@
 //! one conversation per chat on the session runtime.
 
 pub mod access;
+mod approvals;
 mod chat;
 mod commands;
 pub mod config;
