@@ -292,6 +292,20 @@ impl ApprovalGate {
                 return refuse(command, &reason, &message, false);
             }
         };
+        self.ask_person(approver.as_ref(), command, &reason, observers)
+            .await
+    }
+
+    /// Puts a flagged command to a person (telling the approval hooks), and
+    /// records a "session" or "always" answer.
+    async fn ask_person(
+        &self,
+        approver: &dyn Approver,
+        command: &str,
+        reason: &str,
+        observers: Option<(&crate::hooks::Hooks, crate::hooks::HookSite<'_>)>,
+    ) -> Decision {
+        let reason = reason.to_owned();
         let request = ApprovalRequest {
             command: command.to_owned(),
             reason: reason.clone(),
