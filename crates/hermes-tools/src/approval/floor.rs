@@ -41,12 +41,22 @@ fn user_sensitive_target() -> String {
 }
 
 fn table() -> Vec<(String, &'static str)> {
-    let sensitive = sensitive_target();
-    let user = user_sensitive_target();
-    let project = format!("(?:{PROJECT_ENV}|{PROJECT_CONFIG})");
-    let hermes_files = format!(r"(?:{HERMES}config\.yaml\b|{HERMES}\.env\b)");
-    let shells = r"\b(?:bash|sh|zsh|ksh|dash)\b";
-    let rows: Vec<(String, &'static str)> = vec![
+    // Order is the reference's: the first row that matches names the reason.
+    [
+        deletes_and_permissions(),
+        services_and_pipes(),
+        protected_writes(),
+        hermes_and_containers(),
+        copies_and_edits(),
+        git_and_sudo(),
+        hardline_rows(),
+    ]
+    .concat()
+}
+
+/// The reference's deletes, permission changes, disks and SQL.
+fn deletes_and_permissions() -> Vec<(String, &'static str)> {
+    vec![
         (r"\brm\s+(?:-\S*\s+)*/".into(), "delete in root path"),
         (r"\brm\s+-\S*r".into(), "recursive delete"),
         (r"\brm\s+--recursive\b".into(), "recursive delete (long flag)"),
@@ -77,6 +87,13 @@ fn table() -> Vec<(String, &'static str)> {
         (r">\s*/dev/sd".into(), "write to block device"),
         (r"\bdrop\s+(?:table|database)\b".into(), "SQL DROP"),
         (r"\btruncate\s+(?:table)?\s*\w".into(), "SQL TRUNCATE"),
+    ]
+}
+
+/// Services and processes stopped, and content piped into shells.
+fn services_and_pipes() -> Vec<(String, &'static str)> {
+    let shells = r"\b(?:bash|sh|zsh|ksh|dash)\b";
+    vec![
         (format!(r">\s*{SYSTEM_CONFIG}"), "overwrite system config"),
         (
             r"\bsystemctl\s+(?:-\S+\s+)*(?:stop|restart|disable|mask)\b".into(),
@@ -92,8 +109,14 @@ fn table() -> Vec<(String, &'static str)> {
             r"\bkillall\s+(?:-\S*\s+)*-s\s+(?:kill|sigkill|9)\b".into(),
             "force kill processes (killall -s KILL)",
         ),
-        (r"\bkillall\s+(?:-\S*\s+)*-r\b".into(), "kill processes by regex (killall -r)"),
-        (r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:".into(), "fork bomb"),
+        (
+            r"\bkillall\s+(?:-\S*\s+)*-r\b".into(),
+            "kill processes by regex (killall -r)",
+        ),
+        (
+            r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:".into(),
+            "fork bomb",
+        ),
         (
             r"\b(?:curl|wget)\b.*\|\s*(?:[/\w]*/)?(?:ba)?sh(?:\s|$|-c)".into(),
             "pipe remote content to shell",
@@ -122,8 +145,22 @@ fn table() -> Vec<(String, &'static str)> {
             format!(r"\bopenssl\b.*\b(?:base64|enc)\b[^|]*\s+-d\b[^|]*\|\s*{shells}"),
             "pipe openssl-decoded content to shell (possible command obfuscation)",
         ),
-        (format!(r#"\btee\b.*["']?{sensitive}"#), "overwrite system file via tee"),
-        (format!(r#">>?\s*["']?{sensitive}"#), "overwrite system file via redirection"),
+    ]
+}
+
+/// Writes into system, credential, project and Hermes files.
+fn protected_writes() -> Vec<(String, &'static str)> {
+    let sensitive = sensitive_target();
+    let project = format!("(?:{PROJECT_ENV}|{PROJECT_CONFIG})");
+    vec![
+        (
+            format!(r#"\btee\b.*["']?{sensitive}"#),
+            "overwrite system file via tee",
+        ),
+        (
+            format!(r#">>?\s*["']?{sensitive}"#),
+            "overwrite system file via redirection",
+        ),
         (
             format!(r#"\btee\b.*["']?{project}["']?{BOUNDARY}"#),
             "overwrite project env/config via tee",
@@ -133,8 +170,17 @@ fn table() -> Vec<(String, &'static str)> {
             "overwrite project env/config via redirection",
         ),
         (r"\bxargs\s+.*\brm\b".into(), "xargs with rm"),
-        (r"\bfind\b.*-exec(?:dir)?\s+(?:/\S*/)?rm\b".into(), "find -exec/-execdir rm"),
+        (
+            r"\bfind\b.*-exec(?:dir)?\s+(?:/\S*/)?rm\b".into(),
+            "find -exec/-execdir rm",
+        ),
         (r"\bfind\b.*-delete\b".into(), "find -delete"),
+    ]
+}
+
+/// Hermes' own gateway and containers stopped, killed or started outside systemd.
+fn hermes_and_containers() -> Vec<(String, &'static str)> {
+    vec![
         (
             r"\bhermes\s+(?:-{1,2}\S+(?:\s+\S+)?\s+)*gateway\s+(?:stop|restart)\b".into(),
             "stop/restart hermes gateway (kills running agents)",
@@ -175,6 +221,16 @@ fn table() -> Vec<(String, &'static str)> {
             r"\blaunchctl\s+(?:stop|kickstart|bootout|unload|kill|disable|remove)\b.*\b(?:hermes|ai\.hermes)\b".into(),
             "stop/restart hermes launchd service (kills running agents)",
         ),
+    ]
+}
+
+/// Copies into and in-place edits of protected files.
+fn copies_and_edits() -> Vec<(String, &'static str)> {
+    let sensitive = sensitive_target();
+    let user = user_sensitive_target();
+    let project = format!("(?:{PROJECT_ENV}|{PROJECT_CONFIG})");
+    let hermes_files = format!(r"(?:{HERMES}config\.yaml\b|{HERMES}\.env\b)");
+    vec![
         (
             format!(r"\b(?:cp|mv|install)\b.*\s{SYSTEM_CONFIG}"),
             "copy/move file into system config path",
@@ -219,7 +275,16 @@ fn table() -> Vec<(String, &'static str)> {
             format!(r"\b(?:perl|ruby)\b.*(?:^|\s)-\S*i\b.*{hermes_files}"),
             "in-place edit of Hermes config/env (perl/ruby)",
         ),
-        (r"\b(?:bash|sh|zsh|ksh)\s+<<".into(), "shell execution via heredoc"),
+    ]
+}
+
+/// Git history and work lost, scripts run right after chmod, sudo escalation.
+fn git_and_sudo() -> Vec<(String, &'static str)> {
+    vec![
+        (
+            r"\b(?:bash|sh|zsh|ksh)\s+<<".into(),
+            "shell execution via heredoc",
+        ),
         (
             r"\bgit\s+reset\s+--h(?:a(?:r(?:d)?)?)?\b".into(),
             "git reset --hard (destroys uncommitted changes)",
@@ -258,7 +323,16 @@ fn table() -> Vec<(String, &'static str)> {
             "sudo with combined-flag privilege escalation",
         ),
         // The reference's hardline table: at least dangerous wherever it appears.
-        (r"\bmkfs(?:\.[a-z0-9]+)?\b".into(), "format filesystem (mkfs)"),
+    ]
+}
+
+/// The reference's hardline table: at least dangerous wherever it appears.
+fn hardline_rows() -> Vec<(String, &'static str)> {
+    vec![
+        (
+            r"\bmkfs(?:\.[a-z0-9]+)?\b".into(),
+            "format filesystem (mkfs)",
+        ),
         (
             r"\bdd\b[^\n]*\bof=/dev/(?:sd|nvme|hd|mmcblk|vd|xvd)[a-z0-9]*".into(),
             "dd to raw block device",
@@ -268,8 +342,7 @@ fn table() -> Vec<(String, &'static str)> {
             "redirect to raw block device",
         ),
         (r"\bkill\s+(?:-\S+\s+)*-1\b".into(), "kill all processes"),
-    ];
-    rows
+    ]
 }
 
 /// The compiled floor, one automaton for all rows (input is normalised and
