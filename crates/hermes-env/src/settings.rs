@@ -1,6 +1,7 @@
 //! `terminal:` in config.yaml (the reference's keys) and the `TERMINAL_*`
 //! variables that override them, as the reference reads them.
 
+use hermes_state::settings::lenient::{flag_of, number_of};
 use serde_json::Value;
 
 /// Which environment the configuration names.
@@ -104,11 +105,7 @@ impl TerminalSettings {
             .or_else(|| key("backend"))
             .unwrap_or_else(|| "local".to_owned())
             .to_ascii_lowercase();
-        let truthy = |v: Option<String>| {
-            v.is_some_and(|v| {
-                matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on")
-            })
-        };
+        let truthy = |v: Option<String>| v.and_then(|v| flag_of(&Value::String(v))) == Some(true);
         let backend = match backend.as_str() {
             "local" => Backend::Local,
             "sandbox" => Backend::Sandbox {
@@ -165,15 +162,15 @@ fn docker(section: &Value, var: &dyn Fn(&str) -> Option<String>) -> DockerSettin
         }
     };
     let number =
-        |name: &str, default: f64| section.get(name).and_then(Value::as_f64).unwrap_or(default);
-    let flag =
-        |name: &str, default: bool| match var(&format!("TERMINAL_{}", name.to_ascii_uppercase())) {
-            Some(v) => matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on"),
-            None => section
-                .get(name)
-                .and_then(Value::as_bool)
-                .unwrap_or(default),
-        };
+        |name: &str, default: f64| section.get(name).and_then(number_of).unwrap_or(default);
+    // The config key, overridden by `TERMINAL_<KEY>` as in the reference.
+    let flag = |name: &str, default: bool| {
+        var(&format!("TERMINAL_{}", name.to_ascii_uppercase()))
+            .map(Value::String)
+            .or_else(|| section.get(name).cloned())
+            .and_then(|v| flag_of(&v))
+            .unwrap_or(default)
+    };
     let env = match section.get("docker_env") {
         Some(Value::Object(map)) => map
             .iter()
