@@ -106,6 +106,26 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// Runs the shell `script` with `path` as `$1` (never spliced into the text).
+async fn script_on(
+    env: &dyn Environment,
+    script: &str,
+    path: &Path,
+    cwd: &Path,
+    stdin: Option<&[u8]>,
+) -> io::Result<Output> {
+    let p = path_arg(path);
+    run(
+        env,
+        &["sh", "-c", script, "sh", &p],
+        cwd,
+        stdin,
+        FILE_TIMEOUT,
+    )
+    .await
+    .map_err(io_error)
+}
+
 /// What a path is in the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -119,16 +139,7 @@ pub enum Kind {
 pub async fn stat(env: &dyn Environment, path: &Path, cwd: &Path) -> io::Result<Option<Kind>> {
     let script =
         r#"if [ -d "$1" ]; then echo dir; elif [ -e "$1" ]; then echo file; else echo none; fi"#;
-    let p = path_arg(path);
-    let out = run(
-        env,
-        &["sh", "-c", script, "sh", &p],
-        cwd,
-        None,
-        FILE_TIMEOUT,
-    )
-    .await
-    .map_err(io_error)?;
+    let out = script_on(env, script, path, cwd, None).await?;
     Ok(match String::from_utf8_lossy(&out.stdout).trim() {
         "dir" => Some(Kind::Dir),
         "file" => Some(Kind::File),
@@ -139,16 +150,7 @@ pub async fn stat(env: &dyn Environment, path: &Path, cwd: &Path) -> io::Result<
 /// The bytes of `path`.
 pub async fn read(env: &dyn Environment, path: &Path, cwd: &Path) -> io::Result<Vec<u8>> {
     let script = r#"if [ -d "$1" ]; then exit 21; elif [ ! -e "$1" ]; then exit 2; elif [ ! -r "$1" ]; then exit 13; fi; exec cat -- "$1""#;
-    let p = path_arg(path);
-    let out = run(
-        env,
-        &["sh", "-c", script, "sh", &p],
-        cwd,
-        None,
-        FILE_TIMEOUT,
-    )
-    .await
-    .map_err(io_error)?;
+    let out = script_on(env, script, path, cwd, None).await?;
     match out.status {
         0 => Ok(out.stdout),
         2 => Err(io::Error::new(io::ErrorKind::NotFound, "no such file")),
@@ -176,16 +178,7 @@ pub async fn write(
 if [ ! -d "$d" ]; then mkdir -p -- "$d" || exit 1; made=1; fi
 t="$1.hermes-tmp.$$"
 if cat > "$t" && mv -f -- "$t" "$1"; then echo "$made"; else rm -f -- "$t"; exit 1; fi"#;
-    let p = path_arg(path);
-    let out = run(
-        env,
-        &["sh", "-c", script, "sh", &p],
-        cwd,
-        Some(bytes),
-        FILE_TIMEOUT,
-    )
-    .await
-    .map_err(io_error)?;
+    let out = script_on(env, script, path, cwd, Some(bytes)).await?;
     if out.status != 0 {
         let why = if out.stderr.is_empty() {
             format!("exit status {}", out.status)
