@@ -446,20 +446,6 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
         "shred" | "truncate" | "wipefs" | "blkdiscard" => {
             super::disks::check_wipe(&first.text, args, env, acc)
         }
-        "xargs" => {
-            // The rest of an xargs line is a command run once per input batch.
-            let x = super::wrappers::xargs(args);
-            super::wrappers::xargs_run(&x, None, depth, env, acc);
-        }
-        "awk" | "gawk" | "mawk" | "nawk" => super::awk::awk(args, depth, env, acc),
-        "script" => super::wrappers::script(args, depth, env, acc),
-        "sqlite3" | "sqlite" => super::embedded::sqlite(args, stage, depth, env, acc),
-        "ssh" => super::remote::ssh(args, depth, env, acc),
-        "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => {
-            super::remote::container_exec(&first.text, args, depth, env, acc);
-        }
-        "parallel" => super::wrappers::parallel(args, depth, env, acc),
-        "make" | "gmake" => super::embedded::make(args, stage, depth, env, acc),
         "eval" => run_text(args, "eval of text that cannot be known", depth, env, acc),
         "watch" => {
             // `watch [-n SECS] [-d] … COMMAND…` runs the rest through `sh -c`.
@@ -486,6 +472,29 @@ pub(crate) fn check(stage: &Simple, cmd: &Command, depth: usize, env: &Env, acc:
         "source" | "." => check_source(stage, args, depth, env, acc),
         c if SHELLS.contains(&c) => check_shell(args, stage, depth, env, acc),
         c if interp::flag_of(c).is_some() => interp::check(c, args, stage, depth, env, acc),
+        c => run_other(c, cmd, stage, depth, env, acc),
+    }
+}
+
+/// Programs that run another command (the runners the gate follows), and
+/// files run directly (`./x.sh`), judged by what they run.
+fn run_other(name: &str, cmd: &Command, stage: &Simple, depth: usize, env: &Env, acc: &mut Acc) {
+    let args = cmd.args();
+    match name {
+        "xargs" => {
+            // The rest of an xargs line is a command run once per input batch.
+            let x = super::wrappers::xargs(args);
+            super::wrappers::xargs_run(&x, None, depth, env, acc);
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => super::awk::awk(args, depth, env, acc),
+        "script" => super::wrappers::script(args, depth, env, acc),
+        "sqlite3" | "sqlite" => super::embedded::sqlite(args, stage, depth, env, acc),
+        "ssh" => super::remote::ssh(args, depth, env, acc),
+        "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => {
+            super::remote::container_exec(name, args, depth, env, acc);
+        }
+        "parallel" => super::wrappers::parallel(args, depth, env, acc),
+        "make" | "gmake" => super::embedded::make(args, stage, depth, env, acc),
         c => {
             if !super::embedded::string_interpreter(c, args, depth, env, acc)
                 && let Some(path) = &cmd.path
