@@ -1,6 +1,7 @@
-//! One `echo` round trip per backend: local, sandbox (bubblewrap) and ssh
-//! with its control master up (a real `sshd` started on loopback), p50 over
-//! 50 runs; next to the reference 0.19.0's local and ssh backends when
+//! One `echo` round trip per backend, as the terminal tool runs it (`bash
+//! -c`, through the environment's launcher): local, sandbox (bubblewrap)
+//! and ssh with its control master up (a real `sshd` started on loopback),
+//! p50 over 50 runs; next to the reference 0.19.0's local and ssh backends when
 //! `HERMES_REF_PYTHON` names a Python that imports hermes-agent.
 //!
 //! `cargo bench -p hermes-env --bench roundtrip`
@@ -11,22 +12,29 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hermes_env::{Environment, Local, Sandbox, SandboxOptions, Ssh, SshSettings, files};
+use hermes_env::{Ended, Environment, Job, Local, Sandbox, SandboxOptions, Ssh, SshSettings};
 
 const RUNS: usize = 50;
 
 fn p50(rt: &tokio::runtime::Runtime, env: &dyn Environment, cwd: &Path) -> Duration {
+    // As the terminal tool runs a foreground command: merged output, quiet variables.
+    let pool = env.launchers().expect("every backend has launchers");
     let once = || {
-        rt.block_on(files::run(
-            env,
-            &["sh", "-c", "echo hi"],
+        let mut out = Vec::new();
+        let job = Job {
+            argv: &["bash", "-c", "echo hi"],
             cwd,
-            None,
-            Duration::from_secs(30),
-        ))
-        .unwrap()
+            merge_stderr: true,
+            vars: &[("PAGER", "cat"), ("GIT_PAGER", "cat"), ("TERM", "dumb")],
+            unset: &[],
+        };
+        let ended = rt
+            .block_on(pool.run(env, job, &mut |b| out.extend_from_slice(b), &mut |_| {}))
+            .unwrap();
+        assert_eq!(ended, Some(Ended::Exited(0)));
+        out
     };
-    assert_eq!(once().stdout, b"hi\n");
+    assert_eq!(once(), b"hi\n");
     let mut times: Vec<Duration> = (0..RUNS)
         .map(|_| {
             let start = Instant::now();
@@ -37,7 +45,6 @@ fn p50(rt: &tokio::runtime::Runtime, env: &dyn Environment, cwd: &Path) -> Durat
     times.sort();
     times[RUNS / 2]
 }
-
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
@@ -93,8 +100,27 @@ fn main() {
         .unwrap();
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
-    let local = p50(&rt, &Local, cwd);
+    let local = p50(&rt, &Local::default(), cwd);
     println!("local   p50 {}", ms(local));
+    // What each command cost before launchers: a new bash per command.
+    let mut times: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            let out = rt
+                .block_on(async {
+                    tokio::process::Command::new("bash")
+                        .args(["-c", "echo hi"])
+                        .current_dir(cwd)
+                        .output()
+                        .await
+                })
+                .unwrap();
+            assert_eq!(out.stdout, b"hi\n");
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    println!("        (a new bash per command: {})", ms(times[RUNS / 2]));
     match Sandbox::new(SandboxOptions {
         network: false,
         workspace: cwd.to_path_buf(),

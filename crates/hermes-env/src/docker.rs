@@ -33,13 +33,15 @@ const CAPABILITIES: &[&str] = &[
 pub const LABEL: &str = "hermes.managed";
 
 /// The container of one task key.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Docker {
     settings: DockerSettings,
     cli: PathBuf,
     name: String,
     /// Host directory mounted at `/workspace` when persistent.
     persistent_dir: Option<PathBuf>,
+    /// Shells kept running there to start commands.
+    launchers: crate::Launchers,
 }
 
 impl Docker {
@@ -61,6 +63,7 @@ impl Docker {
             cli,
             name,
             persistent_dir,
+            launchers: crate::Launchers::new(),
         })
     }
 
@@ -211,6 +214,10 @@ impl Environment for Docker {
         Ok(cmd)
     }
 
+    fn launchers(&self) -> Option<&crate::Launchers> {
+        Some(&self.launchers)
+    }
+
     fn describe(&self) -> String {
         format!(
             "docker: commands and file tools run in the container {} (image {}), not on this \
@@ -333,6 +340,7 @@ mod tests {
                 .persistent
                 .then(|| PathBuf::from("/h/sandboxes/docker/default")),
             settings: s,
+            launchers: crate::Launchers::new(),
         }
     }
 

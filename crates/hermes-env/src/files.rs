@@ -34,6 +34,80 @@ pub async fn run(
     stdin: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<Output, EnvError> {
+    let launched = match (stdin, env.launchers()) {
+        (None, Some(pool)) => run_launched(pool, env, argv, cwd, timeout).await?,
+        _ => None,
+    };
+    let (status, stdout, stderr) = match launched {
+        Some(done) => done,
+        None => run_spawned(env, argv, cwd, stdin, timeout).await?,
+    };
+    let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
+    if env.kind() == "ssh" && status == crate::ssh::SSH_FAILURE {
+        return Err(EnvError::Unreachable(format!(
+            "ssh: the host cannot be reached ({stderr}). Nothing was run locally; check that \
+             the host is up and terminal.ssh_* in config.yaml."
+        )));
+    }
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+type Finished = (i32, Vec<u8>, Vec<u8>);
+
+fn timed_out(env: &dyn Environment, timeout: Duration) -> EnvError {
+    EnvError::Io(format!(
+        "{}: timed out after {}s",
+        env.kind(),
+        timeout.as_secs()
+    ))
+}
+
+/// Runs `argv` through one of the environment's launchers; `None` when all
+/// are busy.
+async fn run_launched(
+    pool: &crate::Launchers,
+    env: &dyn Environment,
+    argv: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+) -> Result<Option<Finished>, EnvError> {
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let job = crate::Job {
+        argv,
+        cwd,
+        merge_stderr: false,
+        vars: &[],
+        unset: &[],
+    };
+    let ended = tokio::time::timeout(
+        timeout,
+        pool.run(env, job, &mut |b| stdout.extend_from_slice(b), &mut |b| {
+            stderr.extend_from_slice(b)
+        }),
+    )
+    .await
+    .map_err(|_| timed_out(env, timeout))??;
+    Ok(ended.map(|ended| {
+        let status = match ended {
+            crate::Ended::Exited(s) | crate::Ended::LauncherDied(s) => s,
+        };
+        (status, stdout, stderr)
+    }))
+}
+
+/// Runs `argv` as a process of its own.
+async fn run_spawned(
+    env: &dyn Environment,
+    argv: &[&str],
+    cwd: &Path,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<Finished, EnvError> {
     let mut cmd = env.command(argv, cwd)?;
     cmd.stdin(if stdin.is_some() {
         Stdio::piped()
@@ -73,29 +147,14 @@ pub async fn run(
         let status = child.wait().await;
         (stdout, stderr, status)
     };
-    let (stdout, stderr, status) = tokio::time::timeout(timeout, collect).await.map_err(|_| {
-        EnvError::Io(format!(
-            "{}: timed out after {}s",
-            env.kind(),
-            timeout.as_secs()
-        ))
-    })?;
+    let (stdout, stderr, status) = tokio::time::timeout(timeout, collect)
+        .await
+        .map_err(|_| timed_out(env, timeout))?;
     let status = status
         .map_err(|e| EnvError::Io(format!("{}: wait: {e}", env.kind())))?
         .code()
         .unwrap_or(-1);
-    let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
-    if env.kind() == "ssh" && status == crate::ssh::SSH_FAILURE {
-        return Err(EnvError::Unreachable(format!(
-            "ssh: the host cannot be reached ({stderr}). Nothing was run locally; check that \
-             the host is up and terminal.ssh_* in config.yaml."
-        )));
-    }
-    Ok(Output {
-        status,
-        stdout,
-        stderr,
-    })
+    Ok((status, stdout, stderr))
 }
 
 fn io_error(e: EnvError) -> io::Error {
@@ -288,7 +347,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let script = "head -c 300000 /dev/zero >&2; echo done";
         let out = run(
-            &crate::Local,
+            &crate::Local::default(),
             &["sh", "-c", script],
             dir.path(),
             None,
@@ -304,7 +363,7 @@ mod tests {
     async fn files_round_trip_through_the_local_environment() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b/c.txt");
-        let env = crate::Local;
+        let env = crate::Local::default();
         assert_eq!(stat(&env, &path, dir.path()).await.unwrap(), None);
         assert!(write(&env, &path, b"x\ny\n", dir.path()).await.unwrap());
         assert_eq!(read(&env, &path, dir.path()).await.unwrap(), b"x\ny\n");

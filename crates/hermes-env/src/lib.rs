@@ -9,6 +9,7 @@ mod docker;
 mod error;
 pub mod files;
 mod held_box;
+mod launcher;
 mod local;
 mod sandbox;
 mod settings;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 pub use docker::Docker;
 pub use error::EnvError;
+pub use launcher::{Ended, Job, Launchers};
 pub use local::Local;
 pub use sandbox::{Sandbox, SandboxOptions};
 pub use settings::{Backend, DockerSettings, SshSettings, TerminalSettings};
@@ -39,6 +41,12 @@ pub trait Environment: Send + Sync + std::fmt::Debug {
 
     /// A one-line description for the model's prompt and `hermes doctor`.
     fn describe(&self) -> String;
+
+    /// The long-lived shells that start commands quickly here, where
+    /// starting a process from outside is slow (see [`Launchers`]).
+    fn launchers(&self) -> Option<&Launchers> {
+        None
+    }
 }
 
 /// The environment `settings` name, with `hermes_home` for the sandbox's
@@ -54,7 +62,7 @@ pub fn from_settings(
     workspace: &Path,
 ) -> Result<Arc<dyn Environment>, EnvError> {
     match &settings.backend {
-        Backend::Local => Ok(Arc::new(Local)),
+        Backend::Local => Ok(Arc::new(Local::default())),
         Backend::Sandbox { network } => {
             let options = SandboxOptions {
                 network: *network,
@@ -100,5 +108,5 @@ pub(crate) fn safe_name(session_id: &str) -> String {
 
 /// The local host: what every session gets unless configured otherwise.
 pub fn local() -> Arc<dyn Environment> {
-    Arc::new(Local)
+    Arc::new(Local::default())
 }

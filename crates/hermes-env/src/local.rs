@@ -5,8 +5,12 @@ use std::path::Path;
 use crate::{EnvError, Environment};
 
 /// The local host.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Local;
+#[derive(Debug, Default)]
+pub struct Local {
+    /// Shells kept running to start commands (a fork of a small bash
+    /// instead of a new bash).
+    launchers: crate::Launchers,
+}
 
 impl Environment for Local {
     fn kind(&self) -> &'static str {
@@ -24,6 +28,10 @@ impl Environment for Local {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args).current_dir(cwd);
         Ok(cmd)
+    }
+
+    fn launchers(&self) -> Option<&crate::Launchers> {
+        Some(&self.launchers)
     }
 
     fn describe(&self) -> String {

@@ -29,6 +29,8 @@ pub struct Sandbox {
     bwrap: PathBuf,
     /// The box commands join, where this process may hold one.
     held: Option<crate::held_box::HeldBox>,
+    /// Shells kept running in the box to start commands.
+    launchers: crate::Launchers,
 }
 
 /// Credential files and directories under `$HOME` no command in the box sees.
@@ -83,6 +85,7 @@ impl Sandbox {
             options,
             bwrap,
             held: crate::held_box::HeldBox::available(),
+            launchers: crate::Launchers::new(),
         })
     }
 
@@ -157,6 +160,10 @@ impl Environment for Sandbox {
         let mut cmd = tokio::process::Command::new(&self.bwrap);
         cmd.args(self.arguments(cwd)?).args(argv);
         Ok(cmd)
+    }
+
+    fn launchers(&self) -> Option<&crate::Launchers> {
+        Some(&self.launchers)
     }
 
     fn describe(&self) -> String {

@@ -10,12 +10,14 @@ use crate::settings::SshSettings;
 use crate::{EnvError, Environment};
 
 /// The SSH host.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Ssh {
     settings: SshSettings,
     ssh: PathBuf,
     /// The control master's socket (short: socket paths are limited).
     control: PathBuf,
+    /// Shells kept running there to start commands.
+    launchers: crate::Launchers,
 }
 
 /// Exit status `ssh` uses for its own failures (connection, authentication).
@@ -41,6 +43,7 @@ impl Ssh {
             settings,
             ssh,
             control,
+            launchers: crate::Launchers::new(),
         })
     }
 
@@ -141,6 +144,10 @@ impl Environment for Ssh {
         Ok(cmd)
     }
 
+    fn launchers(&self) -> Option<&crate::Launchers> {
+        Some(&self.launchers)
+    }
+
     fn describe(&self) -> String {
         format!(
             "ssh: commands and file tools run on {}@{}:{} (not this machine)",
@@ -176,6 +183,7 @@ mod tests {
             },
             ssh: PathBuf::from("ssh"),
             control: PathBuf::from("/tmp/ctl"),
+            launchers: crate::Launchers::new(),
         }
     }
 

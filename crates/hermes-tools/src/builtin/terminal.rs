@@ -312,7 +312,75 @@ async fn transform_output(outcome: &mut Outcome, command: &str, ctx: &ToolContex
     }
 }
 
+/// Variables every foreground command gets: no pager waits for a key.
+const QUIET_VARS: &[(&str, &str)] = &[("PAGER", "cat"), ("GIT_PAGER", "cat"), ("TERM", "dumb")];
+
 async fn run_foreground(
+    command: &str,
+    workdir: &std::path::Path,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Outcome, ToolError> {
+    if let Some(pool) = ctx.env.launchers()
+        && let Some(outcome) = run_launched(pool, command, workdir, timeout, ctx).await?
+    {
+        return Ok(outcome);
+    }
+    run_spawned(command, workdir, timeout, ctx).await
+}
+
+/// Runs the command through one of the environment's launchers (see
+/// `hermes_env::Launchers`); `None` when all are busy.
+async fn run_launched(
+    pool: &hermes_env::Launchers,
+    command: &str,
+    workdir: &std::path::Path,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Option<Outcome>, ToolError> {
+    let mut output = Bounded::default();
+    // The launcher's own words (ssh's on a lost connection) follow the output.
+    let mut said = Bounded::default();
+    let job = hermes_env::Job {
+        argv: &["bash", "-c", command],
+        cwd: workdir,
+        merge_stderr: true,
+        vars: QUIET_VARS,
+        unset: &ctx.hidden_env,
+    };
+    let (ended, timed_out) = {
+        let mut to_output = |b: &[u8]| output.push(b);
+        let mut to_said = |b: &[u8]| said.push(b);
+        let run = pool.run(ctx.env.as_ref(), job, &mut to_output, &mut to_said);
+        // Dropping the run kills the command and its group.
+        tokio::select! {
+            ended = run => (ended.map_err(|e| ToolError::model(format!("terminal: {e}")))?, false),
+            _ = tokio::time::sleep(timeout) => (Some(hermes_env::Ended::Exited(124)), true),
+            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        }
+    };
+    let exit_code = match ended {
+        None => return Ok(None),
+        Some(hermes_env::Ended::Exited(code)) => code,
+        Some(hermes_env::Ended::LauncherDied(code)) => code,
+    };
+    let mut text = output.finish();
+    let said = said.finish();
+    if !said.trim().is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&said);
+    }
+    Ok(Some(Outcome {
+        output: text,
+        exit_code,
+        timed_out,
+    }))
+}
+
+/// Runs the command as a process of its own.
+async fn run_spawned(
     command: &str,
     workdir: &std::path::Path,
     timeout: Duration,
@@ -329,9 +397,7 @@ async fn run_foreground(
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err))
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("TERM", "dumb")
+        .envs(QUIET_VARS.iter().copied())
         .process_group(0)
         .kill_on_drop(true);
     // Provider keys in the user's shell must not be one `printenv` away.
@@ -376,39 +442,57 @@ async fn run_foreground(
     })
 }
 
-/// Reads the merged output, keeping memory bounded: the first and last
-/// `2 * MAX_OUTPUT_BYTES` bytes survive, the middle is counted.
+/// Reads the merged output, keeping memory bounded (see [`Bounded`]).
 fn collect(mut reader: std::io::PipeReader) -> String {
-    const KEEP: usize = 2 * MAX_OUTPUT_BYTES;
-    let mut head = Vec::new();
-    let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
-    let mut dropped = 0usize;
+    let mut kept = Bounded::default();
     let mut buf = [0u8; 8192];
     loop {
         match reader.read(&mut buf) {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let mut chunk = &buf[..n];
-                if head.len() < KEEP {
-                    let take = (KEEP - head.len()).min(chunk.len());
-                    head.extend_from_slice(&chunk[..take]);
-                    chunk = &chunk[take..];
-                }
-                tail.extend(chunk);
-                while tail.len() > KEEP {
-                    tail.pop_front();
-                    dropped += 1;
-                }
-            }
+            Ok(n) => kept.push(&buf[..n]),
         }
     }
-    let mut text = String::from_utf8_lossy(&head).into_owned();
-    if dropped > 0 {
-        text.push_str(&format!("\n... [{dropped} bytes of output not kept] ...\n"));
+    kept.finish()
+}
+
+/// Output kept in bounded memory: the first and last `2 * MAX_OUTPUT_BYTES`
+/// bytes survive, the middle is counted.
+#[derive(Default)]
+struct Bounded {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    dropped: usize,
+}
+
+impl Bounded {
+    const KEEP: usize = 2 * MAX_OUTPUT_BYTES;
+
+    fn push(&mut self, mut chunk: &[u8]) {
+        if self.head.len() < Self::KEEP {
+            let take = (Self::KEEP - self.head.len()).min(chunk.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        self.tail.extend(chunk);
+        if self.tail.len() > Self::KEEP {
+            let extra = self.tail.len() - Self::KEEP;
+            self.tail.drain(..extra);
+            self.dropped += extra;
+        }
     }
-    let tail: Vec<u8> = tail.into_iter().collect();
-    text.push_str(&String::from_utf8_lossy(&tail));
-    text
+
+    fn finish(self) -> String {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "\n... [{} bytes of output not kept] ...\n",
+                self.dropped
+            ));
+        }
+        let tail: Vec<u8> = self.tail.into_iter().collect();
+        text.push_str(&String::from_utf8_lossy(&tail));
+        text
+    }
 }
 
 fn exit_code_of(status: std::process::ExitStatus) -> i32 {

@@ -121,7 +121,7 @@ fn in_environment(
     argv: &[&str],
     opts: &SpawnOptions<'_>,
 ) -> Result<tokio::process::Command, String> {
-    let local = hermes_env::Local;
+    let local = hermes_env::Local::default();
     let environment: &dyn hermes_env::Environment = opts.environment.unwrap_or(&local);
     environment
         .command(argv, opts.cwd)
