@@ -8,9 +8,9 @@
 //! comes back between marks that carry a random token no command can know.
 
 use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
@@ -54,11 +54,33 @@ pub enum Ended {
     LauncherDied(i32),
 }
 
+/// Idle launchers one environment keeps (more are closed as they finish).
+const MAX_IDLE: usize = 2;
+
+/// How long a launcher may sit idle before it is closed: a session that
+/// went quiet holds no processes (or ssh sessions) for long.
+const IDLE_LIMIT: Duration = Duration::from_secs(120);
+
 /// The launchers of one environment: idle ones wait for the next command.
 #[derive(Debug, Default)]
 pub struct Launchers {
-    idle: Mutex<Vec<Launcher>>,
+    shared: Arc<Shared>,
+}
+
+/// What the pool and its idle sweeper share.
+#[derive(Debug, Default)]
+struct Shared {
+    idle: Mutex<Vec<Idle>>,
     live: AtomicUsize,
+    /// Whether a sweeper task is closing stale idle launchers.
+    sweeping: AtomicBool,
+}
+
+/// A launcher waiting, and since when.
+#[derive(Debug)]
+struct Idle {
+    launcher: Launcher,
+    since: Instant,
 }
 
 impl Launchers {
@@ -133,14 +155,19 @@ impl Launchers {
         stderr: &mut (dyn FnMut(&[u8]) + Send),
     ) -> Result<Taken, EnvError> {
         loop {
-            let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
-            let Some(mut l) = idle else { break };
+            let idle = self.shared.idle.lock().ok().and_then(|mut v| v.pop());
+            let Some(Idle {
+                launcher: mut l, ..
+            }) = idle
+            else {
+                break;
+            };
             if l.child.try_wait().ok().flatten().is_none() {
                 return Ok(Taken::Idle(l));
             }
             self.forget();
         }
-        if self.live.fetch_add(1, Ordering::SeqCst) >= MAX_LIVE {
+        if self.shared.live.fetch_add(1, Ordering::SeqCst) >= MAX_LIVE {
             self.forget();
             return Ok(Taken::Busy);
         }
@@ -158,17 +185,62 @@ impl Launchers {
     }
 
     fn put_back(&self, launcher: Launcher) {
-        match self.idle.lock() {
-            Ok(mut idle) => idle.push(launcher),
-            Err(_) => {
-                self.live.fetch_sub(1, Ordering::SeqCst);
+        let Ok(mut idle) = self.shared.idle.lock() else {
+            self.forget();
+            return;
+        };
+        idle.push(Idle {
+            launcher,
+            since: Instant::now(),
+        });
+        if idle.len() > MAX_IDLE {
+            // The oldest goes (its process is killed as it drops).
+            idle.remove(0);
+            self.forget();
+        }
+        if !self.shared.sweeping.swap(true, Ordering::SeqCst) {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(sweep(Arc::downgrade(&self.shared)));
+                }
+                Err(_) => self.shared.sweeping.store(false, Ordering::SeqCst),
             }
         }
     }
 
     fn forget(&self) {
-        self.live.fetch_sub(1, Ordering::SeqCst);
+        self.shared.live.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Closes launchers idle past [`IDLE_LIMIT`], until none is idle or the
+/// pool is gone.
+async fn sweep(shared: std::sync::Weak<Shared>) {
+    loop {
+        tokio::time::sleep(IDLE_LIMIT / 4).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if !close_stale(&shared) {
+            return;
+        }
+    }
+}
+
+/// Closes the launchers idle too long; `false` (and no longer sweeping)
+/// once none is idle.
+fn close_stale(shared: &Shared) -> bool {
+    let Ok(mut idle) = shared.idle.lock() else {
+        return false;
+    };
+    let before = idle.len();
+    idle.retain(|i| i.since.elapsed() < IDLE_LIMIT);
+    shared.live.fetch_sub(before - idle.len(), Ordering::SeqCst);
+    if idle.is_empty() {
+        shared.sweeping.store(false, Ordering::SeqCst);
+        return false;
+    }
+    true
 }
 
 /// What [`Launchers::take`] found.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::*;
 use crate::Local;
@@ -151,7 +151,7 @@ async fn commands_run_one_after_another_on_one_launcher() {
     // Nothing a command did to its shell carries over.
     let third = run_in(&pool, &sh("pwd; echo ${GONE:-unset}"), dir.path(), false).await;
     assert!(third.out.ends_with("\nunset\n"), "{}", third.out);
-    assert_eq!(pool.live.load(Ordering::SeqCst), 1);
+    assert_eq!(pool.shared.live.load(Ordering::SeqCst), 1);
     // A missing directory is the command's failure, and said.
     let missing = run_in(&pool, &["true"], &dir.path().join("nope"), true).await;
     assert_eq!(missing.ended, Some(Ended::Exited(1)));
@@ -187,7 +187,7 @@ async fn a_dropped_command_is_killed_with_its_children() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(gone, "the command's child outlived it");
-    assert_eq!(pool.live.load(Ordering::SeqCst), 0);
+    assert_eq!(pool.shared.live.load(Ordering::SeqCst), 0);
     let after = run_in(&pool, &["echo", "again"], dir.path(), false).await;
     assert_eq!(after.out, "again\n");
 }
@@ -223,6 +223,24 @@ async fn many_at_once_use_several_launchers_then_start_directly() {
     let served = results.iter().filter(|r| r.ended.is_some()).count();
     assert_eq!(served, MAX_LIVE);
     assert!(results.iter().all(|r| r.ended != Some(Ended::Exited(1))));
+    // Only a few stay waiting for the next command.
+    assert_eq!(pool.shared.live.load(Ordering::SeqCst), MAX_IDLE);
+    assert_eq!(pool.shared.idle.lock().unwrap().len(), MAX_IDLE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_launchers_are_closed_after_a_while() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Launchers::new();
+    let ran = run_in(&pool, &["true"], dir.path(), false).await;
+    assert_eq!(ran.ended, Some(Ended::Exited(0)));
+    assert_eq!(pool.shared.idle.lock().unwrap().len(), 1);
+    assert!(close_stale(&pool.shared), "a fresh one stays");
+    pool.shared.idle.lock().unwrap()[0].since = Instant::now() - IDLE_LIMIT;
+    assert!(!close_stale(&pool.shared));
+    assert_eq!(pool.shared.idle.lock().unwrap().len(), 0);
+    assert_eq!(pool.shared.live.load(Ordering::SeqCst), 0);
+    assert!(!pool.shared.sweeping.load(Ordering::SeqCst));
 }
 
 async fn futures_join_all<F: std::future::Future>(
