@@ -154,8 +154,7 @@ pub(crate) async fn assemble(
         }
         (Some(_), None) => {
             return Err(SessionError::Store(format!(
-                "cannot open {} to resume: {}",
-                home.state_db().display(),
+                "cannot resume: {}",
                 services
                     .store_problem()
                     .unwrap_or_else(|| "no session store".into())
@@ -205,7 +204,12 @@ pub(crate) async fn assemble(
                         None => Ok(()),
                     })
                     .map_err(|e| SessionError::Store(e.0))?,
-                None => notices.extend(services.store_problem().map(Notice::Warning)),
+                None => {
+                    if let Some(e) = services.required_store_error() {
+                        return Err(SessionError::Store(e));
+                    }
+                    notices.extend(services.store_problem().map(Notice::Warning));
+                }
             }
             (id, prompt, Vec::new())
         }

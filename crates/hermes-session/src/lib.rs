@@ -35,6 +35,7 @@ mod setup;
 pub mod skills;
 mod spec;
 pub mod store;
+pub mod stores;
 pub mod timeouts;
 mod title;
 

@@ -16,7 +16,7 @@ use hermes_llm::{ChatCompletionsConfig, ChatCompletionsProvider, LlmError, Provi
 use crate::endpoint::{self, Endpoint, SetupError};
 use crate::error::SessionError;
 use crate::setup::Setup;
-use crate::store::{SessionStore, SqliteStore};
+use crate::store::SessionStore;
 
 /// Installed skills as (name, description).
 type SkillsIndex = Vec<(String, String)>;
@@ -119,11 +119,9 @@ impl Services {
     }
 
     fn opened_store(&self) -> &Result<Arc<dyn SessionStore>, String> {
-        self.inner.store.get_or_init(|| {
-            SqliteStore::open(&self.inner.setup.home.state_db())
-                .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
-                .map_err(|e| e.0)
-        })
+        self.inner
+            .store
+            .get_or_init(|| crate::stores::open(&self.inner.setup))
     }
 
     /// Where sessions' registries share equal tool schemas.
@@ -188,12 +186,20 @@ impl Services {
 
     /// Why there is no store, when there is none.
     pub fn store_problem(&self) -> Option<String> {
-        self.opened_store().as_ref().err().map(|e| {
-            format!(
-                "session history is off: cannot open {}: {e}",
-                self.inner.setup.home.state_db().display()
-            )
-        })
+        self.opened_store()
+            .as_ref()
+            .err()
+            .map(|e| format!("session history is off: {e}"))
+    }
+
+    /// Why the configured store cannot be used, when it must be (a
+    /// PostgreSQL database, unlike state.db, never turns history off
+    /// quietly): the caller stops with this error.
+    pub fn required_store_error(&self) -> Option<String> {
+        if !crate::stores::required(&self.inner.setup) {
+            return None;
+        }
+        self.opened_store().as_ref().err().cloned()
     }
 
     /// Seeds the bundled skills into the home once per process (a gateway

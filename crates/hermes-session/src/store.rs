@@ -1,7 +1,7 @@
 //! Where sessions are recorded. The runtime reaches the store only through
-//! [`SessionStore`]; `state.db` (the reference's schema, through
-//! [`SessionDb`]) is the implementation today, and a shared database for
-//! several gateway replicas can be another one without touching the runtime.
+//! [`SessionStore`] (defined in hermes-state, below both implementations):
+//! `state.db` (the reference's schema, through [`SessionDb`]) here, and
+//! PostgreSQL for several replicas in hermes-postgres.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,90 +14,7 @@ use hermes_state::context_cache::ContextLengthCache;
 use hermes_state::session_db::{
     MessageExtra, NewSession, SessionDb, SessionRouting, SessionRow, UsageDelta,
 };
-
-/// A store operation that failed; the message says what and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
-
-impl From<hermes_state::DbError> for StoreError {
-    fn from(e: hermes_state::DbError) -> Self {
-        StoreError(e.to_string())
-    }
-}
-
-/// Sessions and their messages, shared by every conversation in a process.
-pub trait SessionStore: Send + Sync {
-    /// Creates a session row.
-    fn create_session(&self, session: &NewSession) -> Result<(), StoreError>;
-    /// Clears the end of a session being continued.
-    fn reopen_session(&self, id: &str) -> Result<(), StoreError>;
-    /// Marks a session ended (the first reason wins).
-    fn end_session(&self, id: &str, reason: &str) -> Result<(), StoreError>;
-    /// Deletes the session if nothing was said in it (no messages, no title,
-    /// no children); returns whether it went.
-    fn discard_if_empty(&self, id: &str) -> Result<bool, StoreError> {
-        let _ = id;
-        Ok(false)
-    }
-    /// Appends one message.
-    fn append_message(
-        &self,
-        id: &str,
-        message: &Message,
-        extra: &MessageExtra,
-    ) -> Result<(), StoreError>;
-    /// Adds one model call's usage.
-    fn add_usage(&self, id: &str, usage: &UsageDelta) -> Result<(), StoreError>;
-    /// Hides the last `count` messages (`/undo`); they stay for audit.
-    fn deactivate_last_messages(&self, id: &str, count: usize) -> Result<(), StoreError>;
-    /// One session by exact id.
-    fn session(&self, id: &str) -> Result<Option<SessionRow>, StoreError>;
-    /// A session's active messages, ready for the agent.
-    fn conversation(&self, id: &str) -> Result<Vec<Message>, StoreError>;
-    /// The session an id, unique id prefix or title names.
-    fn resolve(&self, key: &str) -> Result<Option<String>, StoreError>;
-    /// The most recent session, of `source` when given.
-    fn most_recent(&self, source: Option<&str>) -> Result<Option<String>, StoreError>;
-    /// Sets a session's title (blank clears it).
-    fn set_title(&self, id: &str, title: &str) -> Result<(), StoreError>;
-    /// The title a compression child of a session titled `title` gets.
-    fn next_title_in_lineage(&self, title: &str) -> Result<String, StoreError>;
-    /// Titles a session that has no title yet (automatic titles never replace
-    /// one set by hand); a title another session holds gets a ` #N` suffix.
-    /// Returns whether it was set.
-    fn set_title_if_empty(&self, id: &str, title: &str) -> Result<bool, StoreError> {
-        if self.session(id)?.is_none_or(|row| row.title.is_some()) {
-            return Ok(false);
-        }
-        let title = self.next_title_in_lineage(title)?;
-        self.set_title(id, &title).map(|()| true)
-    }
-    /// Where it lives, for messages (`state.db`'s path).
-    fn location(&self) -> Option<&Path> {
-        None
-    }
-    /// Stores where a gateway session's messages come from.
-    fn set_routing(&self, _id: &str, _routing: &SessionRouting) -> Result<(), StoreError> {
-        Ok(())
-    }
-    /// Gives a continuation the routing of the session it continues.
-    fn copy_routing(&self, _from: &str, _to: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-    /// The open session (with messages) a chat's key on `source` continues.
-    fn open_session_for_key(
-        &self,
-        _key: &str,
-        _source: &str,
-    ) -> Result<Option<String>, StoreError> {
-        Ok(None)
-    }
-    /// Where a gateway session's messages come from (its `origin_json`).
-    fn origin(&self, _id: &str) -> Result<Option<String>, StoreError> {
-        Ok(None)
-    }
-}
+pub use hermes_state::store::{SessionStore, StoreError};
 
 /// `state.db` behind one connection that every session of the process shares
 /// (SQLite serialises writers anyway; one connection keeps file handles flat).

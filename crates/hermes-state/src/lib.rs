@@ -14,6 +14,7 @@ pub mod numfmt;
 pub mod session_db;
 pub mod settings;
 pub mod skills;
+pub mod store;
 pub mod time;
 
 pub use config::{AgentConfig, Config, ConfigError, ModelConfig};

@@ -73,7 +73,7 @@ pub fn sanitize_fts5_query(query: &str) -> String {
 }
 
 /// Whether `query` is one of the FTS5 boolean operators.
-pub(crate) fn is_operator(token: &str) -> bool {
+pub fn is_operator(token: &str) -> bool {
     ["AND", "OR", "NOT"]
         .iter()
         .any(|op| token.eq_ignore_ascii_case(op))
@@ -142,12 +142,12 @@ pub(crate) fn is_cjk(c: char) -> bool {
 }
 
 /// Whether `text` has any CJK character.
-pub(crate) fn contains_cjk(text: &str) -> bool {
+pub fn contains_cjk(text: &str) -> bool {
     text.chars().any(is_cjk)
 }
 
 /// Number of CJK characters in `text`.
-pub(crate) fn count_cjk(text: &str) -> usize {
+pub fn count_cjk(text: &str) -> usize {
     text.chars().filter(|c| is_cjk(*c)).count()
 }
 

@@ -10,10 +10,10 @@ use super::types::{MessageExtra, StoredMessage};
 use super::{SessionDb, pyjson};
 
 /// Prefix the reference puts before JSON-encoded structured (multimodal) content.
-pub(crate) const CONTENT_JSON_PREFIX: &str = "\u{0}json:";
+pub const CONTENT_JSON_PREFIX: &str = "\u{0}json:";
 
 /// Columns read into a [`StoredMessage`], in [`stored_message`]'s order.
-pub(crate) const MSG_COLS: &str = "id, session_id, role, content, tool_call_id, tool_calls, \
+pub const MSG_COLS: &str = "id, session_id, role, content, tool_call_id, tool_calls, \
     tool_name, timestamp, token_count, finish_reason, reasoning";
 
 /// Text from a column of any storage class (old files are not always tidy).
@@ -69,7 +69,7 @@ pub(crate) fn stored_message(row: &Row<'_>) -> rusqlite::Result<StoredMessage> {
 
 /// Renders stored content as plain text: structured (multimodal) content becomes its text
 /// parts joined by newlines, or `"[multimodal content]"` when it has none.
-pub(crate) fn content_text(raw: &str) -> String {
+pub fn content_text(raw: &str) -> String {
     let Some(json) = raw.strip_prefix(CONTENT_JSON_PREFIX) else {
         return raw.to_owned();
     };
@@ -115,6 +115,126 @@ pub(crate) fn query_messages(
     rows.collect::<Result<_, _>>().ctx("reading messages")
 }
 
+/// A message's columns as both stores write them (the reference's
+/// `append_message`): `tool_calls` as the JSON text of the OpenAI list,
+/// `tool_name` from [`Message::name`], thinking blocks and Responses items
+/// on assistant messages only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRecord {
+    /// `role`.
+    pub role: &'static str,
+    /// `content`.
+    pub content: Option<String>,
+    /// `tool_call_id`.
+    pub tool_call_id: Option<String>,
+    /// `tool_calls` (JSON text).
+    pub tool_calls: Option<String>,
+    /// `tool_name`.
+    pub tool_name: Option<String>,
+    /// `reasoning`.
+    pub reasoning: Option<String>,
+    /// `reasoning_details` (JSON text).
+    pub reasoning_details: Option<String>,
+    /// `codex_reasoning_items` (JSON text).
+    pub codex_reasoning_items: Option<String>,
+    /// How much the session's `tool_call_count` grows.
+    pub tool_call_count: i64,
+}
+
+impl MessageRecord {
+    /// The columns of `m`.
+    pub fn of(m: &Message) -> Result<Self, DbError> {
+        let tool_calls = if m.tool_calls.is_empty() {
+            None
+        } else {
+            Some(pyjson::dumps(&m.tool_calls, "tool calls")?)
+        };
+        let (reasoning_details, codex_reasoning_items) = if m.role == Role::Assistant {
+            (
+                thinking_details(m)
+                    .map(|d| pyjson::dumps(&d, "reasoning details"))
+                    .transpose()?,
+                (!m.codex_reasoning_items.is_empty())
+                    .then(|| pyjson::dumps(&m.codex_reasoning_items, "reasoning items"))
+                    .transpose()?,
+            )
+        } else {
+            (None, None)
+        };
+        Ok(Self {
+            role: m.role.as_str(),
+            content: m.content.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+            tool_calls,
+            tool_name: m.name.clone(),
+            reasoning: m.reasoning.clone(),
+            reasoning_details,
+            codex_reasoning_items,
+            tool_call_count: i64::try_from(m.tool_calls.len()).unwrap_or(i64::MAX),
+        })
+    }
+}
+
+/// Active message rows (with their `reasoning_details` and
+/// `codex_reasoning_items`), in id order, as a replayable conversation, like
+/// the reference's `get_messages_as_conversation`: `tool_calls` parsed back
+/// (unparseable → none), `tool_name` → `name`, reasoning kept on assistant
+/// messages, injected memory-context blocks scrubbed from user/assistant
+/// text, structured content flattened to its text, leaked
+/// background-review harness turns dropped. Rows with roles this protocol
+/// does not know are skipped.
+pub fn replay(rows: Vec<(StoredMessage, Option<String>, Option<String>)>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    let mut skip_next_assistant = false;
+    for (row, details, codex_items) in rows {
+        if is_review_harness(&row.role, row.content.as_deref()) {
+            skip_next_assistant = true;
+            continue;
+        }
+        if std::mem::take(&mut skip_next_assistant) && row.role == "assistant" {
+            continue;
+        }
+        let Some(role) = parse_role(&row.role) else {
+            continue;
+        };
+        let mut content = row.content.as_deref().map(content_text);
+        if matches!(role, Role::User | Role::Assistant) {
+            content = content.map(|c| sanitize_context(&c).trim().to_owned());
+        }
+        let tool_calls = row
+            .tool_calls
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .and_then(|t| serde_json::from_str::<Vec<ToolCall>>(t).ok())
+            .unwrap_or_default();
+        let assistant = role == Role::Assistant;
+        let mut reasoning = row.reasoning.filter(|s| !s.is_empty() && assistant);
+        let mut reasoning_signature = None;
+        if assistant && let Some((thinking, signature)) = signed_thinking(details.as_deref()) {
+            // The signature covers the block's own text, so that is what is replayed.
+            reasoning = Some(thinking);
+            reasoning_signature = Some(signature);
+        }
+        let codex_reasoning_items = codex_items
+            .filter(|_| assistant)
+            .and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(&t).ok())
+            .unwrap_or_default();
+        out.push(Message {
+            role,
+            content,
+            tool_calls,
+            tool_call_id: row.tool_call_id.filter(|s| !s.is_empty()),
+            name: row.tool_name.filter(|s| !s.is_empty()),
+            reasoning,
+            reasoning_signature,
+            codex_reasoning_items,
+            // Images are not stored: a resumed session sees the text only.
+            images: Vec::new(),
+        });
+    }
+    out
+}
+
 impl SessionDb {
     /// Appends a message and bumps the session's `message_count` (and `tool_call_count` by the
     /// number of tool calls) in the same transaction. Returns the message id.
@@ -128,25 +248,7 @@ impl SessionDb {
         extra: &MessageExtra,
     ) -> Result<i64, DbError> {
         const CTX: &str = "appending a message";
-        let tool_calls = if m.tool_calls.is_empty() {
-            None
-        } else {
-            Some(pyjson::dumps(&m.tool_calls, "tool calls")?)
-        };
-        let n_calls = i64::try_from(m.tool_calls.len()).unwrap_or(i64::MAX);
-        let role = m.role.as_str();
-        let (reasoning_details, codex_items) = if m.role == Role::Assistant {
-            (
-                thinking_details(m)
-                    .map(|d| pyjson::dumps(&d, "reasoning details"))
-                    .transpose()?,
-                (!m.codex_reasoning_items.is_empty())
-                    .then(|| pyjson::dumps(&m.codex_reasoning_items, "reasoning items"))
-                    .transpose()?,
-            )
-        } else {
-            (None, None)
-        };
+        let r = MessageRecord::of(m)?;
         self.write(CTX, |c| {
             let mut insert = c
                 .prepare_cached(
@@ -161,17 +263,17 @@ impl SessionDb {
             insert
                 .execute(rusqlite::params![
                     session_id,
-                    role,
-                    m.content,
-                    m.tool_call_id,
-                    tool_calls,
-                    m.name,
+                    r.role,
+                    r.content,
+                    r.tool_call_id,
+                    r.tool_calls,
+                    r.tool_name,
                     extra.timestamp,
                     extra.token_count,
                     extra.finish_reason,
-                    m.reasoning,
-                    reasoning_details,
-                    codex_items,
+                    r.reasoning,
+                    r.reasoning_details,
+                    r.codex_reasoning_items,
                 ])
                 .map_err(|e| no_such_session(e, session_id, CTX))?;
             let id = c.last_insert_rowid();
@@ -181,7 +283,7 @@ impl SessionDb {
                      tool_call_count = tool_call_count + ?1 WHERE id = ?2",
                 )
                 .ctx(CTX)?;
-            bump.execute(rusqlite::params![n_calls, session_id])
+            bump.execute(rusqlite::params![r.tool_call_count, session_id])
                 .ctx(CTX)?;
             Ok(id)
         })
@@ -225,8 +327,6 @@ impl SessionDb {
     /// leaked background-review harness turns dropped. Rows with roles this protocol does
     /// not know are skipped.
     pub fn conversation(&self, session_id: &str) -> Result<Vec<Message>, DbError> {
-        let mut out: Vec<Message> = Vec::new();
-        let mut skip_next_assistant = false;
         let sql = format!(
             "SELECT {MSG_COLS}, reasoning_details, codex_reasoning_items FROM messages \
              WHERE session_id = ?1 AND active = 1 ORDER BY id"
@@ -239,53 +339,7 @@ impl SessionDb {
             .ctx("reading messages")?
             .collect::<Result<Vec<_>, _>>()
             .ctx("reading messages")?;
-        for (row, details, codex_items) in rows {
-            if is_review_harness(&row.role, row.content.as_deref()) {
-                skip_next_assistant = true;
-                continue;
-            }
-            if std::mem::take(&mut skip_next_assistant) && row.role == "assistant" {
-                continue;
-            }
-            let Some(role) = parse_role(&row.role) else {
-                continue;
-            };
-            let mut content = row.content.as_deref().map(content_text);
-            if matches!(role, Role::User | Role::Assistant) {
-                content = content.map(|c| sanitize_context(&c).trim().to_owned());
-            }
-            let tool_calls = row
-                .tool_calls
-                .as_deref()
-                .filter(|t| !t.is_empty())
-                .and_then(|t| serde_json::from_str::<Vec<ToolCall>>(t).ok())
-                .unwrap_or_default();
-            let assistant = role == Role::Assistant;
-            let mut reasoning = row.reasoning.filter(|s| !s.is_empty() && assistant);
-            let mut reasoning_signature = None;
-            if assistant && let Some((thinking, signature)) = signed_thinking(details.as_deref()) {
-                // The signature covers the block's own text, so that is what is replayed.
-                reasoning = Some(thinking);
-                reasoning_signature = Some(signature);
-            }
-            let codex_reasoning_items = codex_items
-                .filter(|_| assistant)
-                .and_then(|t| serde_json::from_str::<Vec<serde_json::Value>>(&t).ok())
-                .unwrap_or_default();
-            out.push(Message {
-                role,
-                content,
-                tool_calls,
-                tool_call_id: row.tool_call_id.filter(|s| !s.is_empty()),
-                name: row.tool_name.filter(|s| !s.is_empty()),
-                reasoning,
-                reasoning_signature,
-                codex_reasoning_items,
-                // Images are not stored: a resumed session sees the text only.
-                images: Vec::new(),
-            });
-        }
-        Ok(out)
+        Ok(replay(rows))
     }
 
     /// Up to `window` messages before `message_id`, the message itself and up to `window`

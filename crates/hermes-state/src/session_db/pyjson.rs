@@ -54,10 +54,7 @@ impl serde_json::ser::Formatter for PyFormatter {
 }
 
 /// Serialises `value` the way Python's `json.dumps(value)` would.
-pub(crate) fn dumps<T: Serialize + ?Sized>(
-    value: &T,
-    what: &'static str,
-) -> Result<String, DbError> {
+pub fn dumps<T: Serialize + ?Sized>(value: &T, what: &'static str) -> Result<String, DbError> {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, PyFormatter);
     value.serialize(&mut ser).map_err(|e| DbError::Encode {

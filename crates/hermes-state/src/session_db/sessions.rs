@@ -19,7 +19,7 @@ pub(crate) fn now() -> f64 {
 }
 
 /// Columns read into a [`SessionRow`], in [`session_row`]'s order.
-pub(crate) const SESSION_COLS: &str = "id, source, user_id, model, model_config, title, \
+pub const SESSION_COLS: &str = "id, source, user_id, model, model_config, title, \
     system_prompt, parent_session_id, cwd, git_branch, git_repo_root, started_at, ended_at, \
     end_reason, message_count, tool_call_count, api_call_count, input_tokens, output_tokens, \
     cache_read_tokens, cache_write_tokens, reasoning_tokens, billing_provider, billing_base_url, \
@@ -59,7 +59,7 @@ pub(crate) fn session_row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
 }
 
 /// Python truthiness of a JSON value (`if model_config:` in the reference).
-pub(crate) fn json_truthy(v: &Value) -> bool {
+pub fn json_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,

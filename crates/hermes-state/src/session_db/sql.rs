@@ -38,7 +38,7 @@ pub(crate) fn ephemeral_child(a: &str) -> String {
 }
 
 /// Escapes `\`, `%` and `_` for `LIKE … ESCAPE '\'`.
-pub(crate) fn like_escape(s: &str) -> String {
+pub fn like_escape(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('%', "\\%")
         .replace('_', "\\_")

@@ -1,0 +1,119 @@
+//! A few worker threads, each owning one connection, that run the store's
+//! statements. A caller hands over a closure and waits on a channel, so it
+//! may sit on any async runtime (the `postgres` client starts its own and
+//! must not be called from inside another). A connection that broke is
+//! opened again for the next statement: a database that went away fails
+//! what was in flight, and the store works again once it is back.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::{PgError, Target};
+
+type Job = Box<dyn FnOnce(&mut Worker) + Send>;
+
+/// The connections of one store.
+pub(crate) struct Pool {
+    jobs: mpsc::Sender<Job>,
+    target: Arc<Target>,
+}
+
+/// One worker's connection, opened on demand.
+pub(crate) struct Worker {
+    client: Option<postgres::Client>,
+    target: Arc<Target>,
+}
+
+impl Worker {
+    /// The connection, opened again if it broke.
+    fn client(&mut self) -> Result<&mut postgres::Client, PgError> {
+        if self.client.as_ref().is_none_or(postgres::Client::is_closed) {
+            self.client = Some(self.target.connect()?);
+        }
+        self.client
+            .as_mut()
+            .ok_or_else(|| PgError::Invalid("no connection".into()))
+    }
+}
+
+impl Pool {
+    /// `size` workers for `target`; the first connection is opened now so a
+    /// wrong URL or password is an error at start, not at the first turn.
+    pub(crate) fn start(target: Target, size: usize) -> Result<Self, PgError> {
+        let target = Arc::new(target);
+        let first = target.connect()?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for n in 0..size.max(1) {
+            let rx = Arc::clone(&rx);
+            let mut worker = Worker {
+                client: None,
+                target: Arc::clone(&target),
+            };
+            std::thread::Builder::new()
+                .name(format!("hermes-pg-{n}"))
+                .spawn(move || {
+                    loop {
+                        let job = {
+                            let rx = rx.lock().unwrap_or_else(PoisonError::into_inner);
+                            rx.recv()
+                        };
+                        let Ok(job) = job else { return };
+                        // A job that panics fails its caller (its answer channel
+                        // drops), not the worker: the next job gets a fresh connection.
+                        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            job(&mut worker)
+                        }));
+                        if ran.is_err() {
+                            worker.client = None;
+                        }
+                    }
+                })
+                .map_err(|e| PgError::Invalid(format!("cannot start a database thread: {e}")))?;
+        }
+        let pool = Self { jobs: tx, target };
+        // The first worker to take a job gets the already open connection.
+        let mut first = Some(first);
+        pool.run_on_worker(move |w| {
+            if w.client.is_none() {
+                w.client = first.take();
+            }
+            Ok(())
+        })?;
+        Ok(pool)
+    }
+
+    /// What this pool connects to.
+    pub(crate) fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Runs `f` with a connection on a worker thread and waits for it.
+    pub(crate) fn run<T, F>(&self, f: F) -> Result<T, PgError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut postgres::Client) -> Result<T, PgError> + Send + 'static,
+    {
+        self.run_on_worker(move |w| f(w.client()?))
+    }
+
+    fn run_on_worker<T, F>(&self, f: F) -> Result<T, PgError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Worker) -> Result<T, PgError> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |w| {
+            let result = f(w);
+            if result.is_err() && w.client.as_ref().is_some_and(postgres::Client::is_closed) {
+                w.client = None;
+            }
+            let _ = tx.send(result);
+        });
+        self.jobs
+            .send(job)
+            .map_err(|_| PgError::Invalid("the database threads have stopped".into()))?;
+        rx.recv()
+            .map_err(|_| PgError::Invalid("a database thread stopped mid-statement".into()))?
+    }
+}

@@ -1,0 +1,85 @@
+//! Which session store a process uses: `sessiondb.provider` in config.yaml
+//! (`sqlite`, the default: `$HERMES_HOME/state.db`; or `postgresql`, with
+//! `sessiondb.url` or `HERMES_DATABASE_URL`, the variable winning, and
+//! `sessiondb.schema`, default `hermes`). A configured PostgreSQL that
+//! cannot be reached is an error, never a quiet fall back to state.db.
+
+use std::sync::Arc;
+
+use hermes_postgres::{PgStore, Target};
+
+use crate::Setup;
+use crate::store::{SessionStore, SqliteStore};
+
+/// The store config names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// `$HERMES_HOME/state.db`.
+    Sqlite,
+    /// A PostgreSQL database (URL) and the schema Hermes uses in it.
+    Postgres {
+        /// `postgresql://…` (holds the password: never print it).
+        url: String,
+        /// The schema.
+        schema: String,
+    },
+}
+
+/// The store `setup` configures, or why the configuration is unusable.
+pub fn choice(setup: &Setup) -> Result<StoreChoice, String> {
+    let section = setup.config.get("sessiondb");
+    let text = |key: &str| {
+        section
+            .and_then(|s| s.get(key))
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
+    let provider = text("provider").unwrap_or("sqlite").to_ascii_lowercase();
+    match provider.as_str() {
+        "sqlite" | "sqlite3" => Ok(StoreChoice::Sqlite),
+        "postgresql" | "postgres" | "pg" => {
+            let url = setup
+                .env
+                .get("HERMES_DATABASE_URL")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .or_else(|| text("url"))
+                .ok_or_else(|| {
+                    "sessiondb.provider is postgresql but no database is named: set \
+                     sessiondb.url in config.yaml or HERMES_DATABASE_URL \
+                     (postgresql://USER:PASSWORD@HOST:PORT/DATABASE)"
+                        .to_owned()
+                })?;
+            Ok(StoreChoice::Postgres {
+                url: url.to_owned(),
+                schema: text("schema")
+                    .unwrap_or(hermes_postgres::DEFAULT_SCHEMA)
+                    .to_owned(),
+            })
+        }
+        other => Err(format!(
+            "sessiondb.provider: {other} is not a session store this build has; use sqlite \
+             (the default) or postgresql"
+        )),
+    }
+}
+
+/// Opens the store `setup` configures.
+pub fn open(setup: &Setup) -> Result<Arc<dyn SessionStore>, String> {
+    match choice(setup)? {
+        StoreChoice::Sqlite => SqliteStore::open(&setup.home.state_db())
+            .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
+            .map_err(|e| format!("cannot open {}: {}", setup.home.state_db().display(), e.0)),
+        StoreChoice::Postgres { url, schema } => Target::parse(&url, &schema)
+            .and_then(PgStore::open)
+            .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Whether a store that cannot be opened must stop the session (a
+/// configured database) rather than turn history off (state.db).
+pub fn required(setup: &Setup) -> bool {
+    !matches!(choice(setup), Ok(StoreChoice::Sqlite))
+}
