@@ -113,6 +113,19 @@ enum SessionsAction {
     },
     /// Show session store statistics.
     Stats,
+    /// Copy every session between state.db and PostgreSQL (either way), then verify.
+    Migrate {
+        /// Where to: postgresql://USER:PASSWORD@HOST:PORT/DATABASE, or a state.db path.
+        #[arg(long)]
+        to: String,
+        /// Where from (default: this home's state.db when copying to PostgreSQL; the
+        /// configured sessiondb.url / HERMES_DATABASE_URL when copying to a file).
+        #[arg(long)]
+        from: Option<String>,
+        /// The PostgreSQL schema (default: sessiondb.schema, else hermes).
+        #[arg(long)]
+        schema: Option<String>,
+    },
 }
 
 /// Runs a `hermes sessions` action.
@@ -132,6 +145,9 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             check_only,
             no_backup,
         );
+    }
+    if let SessionsAction::Migrate { to, from, schema } = args.action {
+        return crate::sessions_migrate::run(env, &to, from.as_deref(), schema.as_deref());
     }
     let mut db = SessionDb::open(&home.state_db())
         .with_context(|| format!("cannot open {}", home.state_db().display()))?;
@@ -268,7 +284,7 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             return resume_in_place(&id);
         }
         // Handled above, before the database is opened.
-        SessionsAction::Repair { .. } => {}
+        SessionsAction::Repair { .. } | SessionsAction::Migrate { .. } => {}
         SessionsAction::Rename { session_id, title } => {
             let id = resolve(&db, &session_id)?;
             let title = title.join(" ");

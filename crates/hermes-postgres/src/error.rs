@@ -71,7 +71,14 @@ pub(crate) fn reason(e: &postgres::Error) -> String {
             }
             text
         }
-        None => e.to_string(),
+        None => {
+            // The cause ("Connection refused", a timeout) is one level down.
+            let mut text = e.to_string();
+            if let Some(cause) = std::error::Error::source(e) {
+                text.push_str(&format!(": {cause}"));
+            }
+            text
+        }
     }
 }
 

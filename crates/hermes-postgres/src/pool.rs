@@ -37,11 +37,10 @@ impl Worker {
 }
 
 impl Pool {
-    /// `size` workers for `target`; the first connection is opened now so a
-    /// wrong URL or password is an error at start, not at the first turn.
+    /// `size` workers for `target`; one connection is opened now so a wrong
+    /// URL or password is an error at start, not at the first turn.
     pub(crate) fn start(target: Target, size: usize) -> Result<Self, PgError> {
         let target = Arc::new(target);
-        let first = target.connect()?;
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         for n in 0..size.max(1) {
@@ -72,14 +71,9 @@ impl Pool {
                 .map_err(|e| PgError::Invalid(format!("cannot start a database thread: {e}")))?;
         }
         let pool = Self { jobs: tx, target };
-        // The first worker to take a job gets the already open connection.
-        let mut first = Some(first);
-        pool.run_on_worker(move |w| {
-            if w.client.is_none() {
-                w.client = first.take();
-            }
-            Ok(())
-        })?;
+        // Connecting happens on a worker: the client starts a runtime of its
+        // own, which the caller's thread (maybe inside one) must not.
+        pool.run(|_| Ok(()))?;
         Ok(pool)
     }
 

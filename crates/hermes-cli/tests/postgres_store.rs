@@ -1,0 +1,236 @@
+//! The binary on a PostgreSQL session store (`sessiondb.provider:
+//! postgresql`): turns recorded there and resumed from there, a database
+//! that cannot be reached (or a wrong password, or a newer schema) stops it
+//! with words that name the host and never the password, and `hermes
+//! sessions migrate` carries a reference-written state.db there and back.
+//! Needs `HERMES_TEST_DATABASE_URL` (CI starts PostgreSQL and sets it).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use hermes_mock::Reply;
+use hermes_postgres::testing::{Scratch, database_url};
+use hermes_session::SessionStore;
+use hermes_state::session_db::{ListFilter, SearchQuery, SessionDb};
+use support::*;
+
+fn database() -> Option<String> {
+    let url = database_url();
+    if url.is_none() {
+        assert!(
+            std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none(),
+            "HERMES_TEST_REQUIRE_POSTGRES is set but HERMES_TEST_DATABASE_URL is not"
+        );
+        eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
+    }
+    url
+}
+
+fn on_postgres(sb: &Sandbox, scratch: &Scratch) {
+    sb.add_config(&format!(
+        "sessiondb:\n  provider: postgresql\n  schema: {}\n",
+        scratch.schema
+    ));
+}
+
+#[test]
+fn turns_are_recorded_in_postgresql_and_resume_from_there() {
+    let Some(url) = database() else { return };
+    let scratch = Scratch::new(&url).unwrap();
+    let sb = Sandbox::start();
+    on_postgres(&sb, &scratch);
+    sb.mock.push(Reply::text("Paris."));
+    let out = sb
+        .command()
+        .env("HERMES_DATABASE_URL", &url)
+        .args(["chat", "-q", "capital of France?", "-Q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = session_id_of(&out);
+    assert!(
+        !sb.home.path().join("state.db").exists(),
+        "nothing went to state.db"
+    );
+    let texts: Vec<String> = scratch
+        .store
+        .conversation(&id)
+        .unwrap()
+        .iter()
+        .map(|m| m.text().to_owned())
+        .collect();
+    assert_eq!(texts, ["capital of France?", "Paris."]);
+    let row = scratch.store.session(&id).unwrap().unwrap();
+    assert_eq!(row.message_count, 2);
+    assert!(row.api_call_count >= 1, "usage recorded: {row:?}");
+
+    sb.mock.push(Reply::text("Lyon is second."));
+    let again = sb
+        .command()
+        .env("HERMES_DATABASE_URL", &url)
+        .args(["chat", "-q", "and the second city?", "-Q", "--resume", &id])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let last = sb.mock.chat_requests().pop().unwrap();
+    assert!(
+        last.to_string().contains("capital of France?"),
+        "the resumed turn carries the history from PostgreSQL"
+    );
+    assert_eq!(scratch.store.conversation(&id).unwrap().len(), 4);
+}
+
+#[test]
+fn an_unreachable_database_or_a_wrong_password_stops_it_without_the_password() {
+    let Some(url) = database() else { return };
+    let sb = Sandbox::start();
+    sb.add_config("sessiondb:\n  provider: postgresql\n");
+    let port = free_port();
+    let cases = [
+        (
+            format!("postgresql://hermes:pw-not-here@127.0.0.1:{port}/team"),
+            format!("127.0.0.1:{port}/team"),
+            "pw-not-here",
+        ),
+        (
+            wrong_password(&url),
+            "127.0.0.1".to_owned(),
+            "definitely-wrong-pw",
+        ),
+    ];
+    for (bad, named, secret) in cases {
+        sb.mock.push(Reply::text("never asked"));
+        let out = sb
+            .command()
+            .env("HERMES_DATABASE_URL", &bad)
+            .args(["chat", "-q", "hello", "-Q"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(&named), "names the database: {err}");
+        assert!(err.contains("PostgreSQL"), "{err}");
+        assert!(!err.contains(secret), "the password leaked: {err}");
+        assert!(
+            !sb.home.path().join("state.db").exists(),
+            "no quiet fall back to state.db"
+        );
+    }
+    assert!(sb.mock.chat_requests().is_empty(), "no turn ran");
+}
+
+fn wrong_password(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (userinfo, host) = rest.split_once('@').unwrap();
+    let user = userinfo.split(':').next().unwrap();
+    format!("{scheme}://{user}:definitely-wrong-pw@{host}")
+}
+
+#[test]
+fn a_schema_from_a_newer_hermes_is_refused_with_its_version() {
+    let Some(url) = database() else { return };
+    let scratch = Scratch::new(&url).unwrap();
+    {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        client
+            .batch_execute(&format!(
+                "UPDATE {}.schema_version SET version = 23",
+                scratch.schema
+            ))
+            .unwrap();
+    }
+    let sb = Sandbox::start();
+    on_postgres(&sb, &scratch);
+    let out = sb
+        .command()
+        .env("HERMES_DATABASE_URL", &url)
+        .args(["chat", "-q", "hello", "-Q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("version 23") && err.contains("22"), "{err}");
+}
+
+/// Sessions, their messages and what a few searches find, from a state.db.
+fn picture(path: &std::path::Path) -> (Vec<String>, BTreeMap<String, String>, Vec<Vec<i64>>) {
+    let db = SessionDb::open_read_only(path).unwrap();
+    let sessions: Vec<String> = db
+        .list_sessions(&ListFilter {
+            limit: 1000,
+            ..ListFilter::default()
+        })
+        .unwrap()
+        .iter()
+        .map(|s| format!("{} {:?} {:?} {}", s.id, s.title, s.model, s.message_count))
+        .collect();
+    let mut messages = BTreeMap::new();
+    for s in db
+        .list_sessions(&ListFilter {
+            limit: 1000,
+            ..ListFilter::default()
+        })
+        .unwrap()
+    {
+        messages.insert(s.id.clone(), format!("{:?}", db.messages(&s.id).unwrap()));
+    }
+    let searches = ["hello", "the", "tool*", "egra"]
+        .iter()
+        .map(|q| {
+            db.search(&SearchQuery::new(*q))
+                .unwrap()
+                .iter()
+                .map(|h| h.message_id)
+                .collect()
+        })
+        .collect();
+    (sessions, messages, searches)
+}
+
+#[test]
+fn sessions_migrate_carries_a_reference_state_db_there_and_back() {
+    let Some(url) = database() else { return };
+    let scratch = Scratch::new(&url).unwrap();
+    let sb = Sandbox::start();
+    std::fs::copy(
+        fixture("reference_state.db"),
+        sb.home.path().join("state.db"),
+    )
+    .unwrap();
+    let original = picture(&sb.home.path().join("state.db"));
+    assert!(!original.0.is_empty());
+    for _ in 0..2 {
+        // Twice: the second run updates, it does not double.
+        let out = sb.run(&[
+            "sessions",
+            "migrate",
+            "--to",
+            &url,
+            "--schema",
+            &scratch.schema,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.contains("Copied 3 sessions, 8 messages") && text.contains("Verified"),
+            "{text}"
+        );
+        assert!(!text.contains("hermes-test"), "no password in the output");
+    }
+    assert_eq!(scratch.store.counts().unwrap(), (3, 8));
+    let back = sb.work_path("back.db");
+    let out = sb.run(&[
+        "sessions",
+        "migrate",
+        "--to",
+        back.to_str().unwrap(),
+        "--from",
+        &url,
+        "--schema",
+        &scratch.schema,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(picture(&back), original);
+}
