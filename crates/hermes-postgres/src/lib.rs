@@ -12,6 +12,7 @@
 //! threads that own the connections: callers may be on any runtime (the CLI
 //! runs a single-threaded one) and block only on a channel.
 
+mod coordination;
 mod copy;
 mod error;
 mod pool;

@@ -172,6 +172,26 @@ CREATE INDEX IF NOT EXISTS idx_sessions_handoff_state ON sessions(handoff_state,
 CREATE INDEX IF NOT EXISTS idx_messages_platform_msg_id
     ON messages(session_id, platform_message_id) WHERE platform_message_id IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique ON sessions(title) WHERE title IS NOT NULL;
+
+-- Ours, for several processes on one database: leases with fencing tokens,
+-- and the gateway's inbox and platform cursors (inbox.db on one machine).
+CREATE TABLE IF NOT EXISTS leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    token BIGINT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gateway_inbox (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY,
+    platform TEXT NOT NULL,
+    key TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    received_at DOUBLE PRECISION NOT NULL,
+    done_at DOUBLE PRECISION,
+    PRIMARY KEY (platform, key)
+);
+CREATE INDEX IF NOT EXISTS idx_gateway_inbox_pending ON gateway_inbox(platform, done_at, seq);
+CREATE TABLE IF NOT EXISTS gateway_cursors (platform TEXT PRIMARY KEY, value TEXT NOT NULL);
 "#;
 
 /// Creates (or checks) the tables in the target's schema.

@@ -45,7 +45,7 @@ struct Inner {
     providers: Mutex<HashMap<String, Arc<dyn Provider>>>,
     /// Opened on first use: a server answers health checks before it needs
     /// SQLite, and commands that record nothing never open it.
-    store: OnceLock<Result<Arc<dyn SessionStore>, String>>,
+    store: OnceLock<Result<crate::stores::Opened, String>>,
     /// The MCP servers (connected on first use; `None` when none is configured).
     /// Whether the bundled skills were seeded this process (and why not).
     bundled_skills: OnceLock<Option<String>>,
@@ -96,10 +96,14 @@ impl Services {
 
     /// Services over `setup` with another session store (or none, with the reason).
     pub fn with_store(setup: Setup, store: Result<Arc<dyn SessionStore>, String>) -> Self {
-        Self::build(setup, OnceLock::from(store))
+        let opened = store.map(|sessions| crate::stores::Opened {
+            sessions,
+            shared: None,
+        });
+        Self::build(setup, OnceLock::from(opened))
     }
 
-    fn build(setup: Setup, store: OnceLock<Result<Arc<dyn SessionStore>, String>>) -> Self {
+    fn build(setup: Setup, store: OnceLock<Result<crate::stores::Opened, String>>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 setup,
@@ -118,7 +122,7 @@ impl Services {
         }
     }
 
-    fn opened_store(&self) -> &Result<Arc<dyn SessionStore>, String> {
+    fn opened_store(&self) -> &Result<crate::stores::Opened, String> {
         self.inner
             .store
             .get_or_init(|| crate::stores::open(&self.inner.setup))
@@ -181,7 +185,19 @@ impl Services {
 
     /// The session store, when it could be opened.
     pub fn store(&self) -> Option<Arc<dyn SessionStore>> {
-        self.opened_store().as_ref().ok().cloned()
+        self.opened_store()
+            .as_ref()
+            .ok()
+            .map(|o| Arc::clone(&o.sessions))
+    }
+
+    /// Leases and the gateway inbox shared by replicas on one database
+    /// (`None` on state.db, where one gateway runs per home).
+    pub fn shared(&self) -> Option<crate::stores::Shared> {
+        self.opened_store()
+            .as_ref()
+            .ok()
+            .and_then(|o| o.shared.clone())
     }
 
     /// Why there is no store, when there is none.

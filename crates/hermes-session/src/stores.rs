@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use hermes_postgres::{PgStore, Target};
+use hermes_state::coordination::{Coordinator, InboxStore};
 
 use crate::Setup;
 use crate::store::{SessionStore, SqliteStore};
@@ -65,16 +66,52 @@ pub fn choice(setup: &Setup) -> Result<StoreChoice, String> {
     }
 }
 
+/// An opened store.
+#[derive(Clone)]
+pub struct Opened {
+    /// Sessions and their messages.
+    pub sessions: Arc<dyn SessionStore>,
+    /// What replicas share beyond sessions (`None` on state.db).
+    pub shared: Option<Shared>,
+}
+
+/// Leases and the gateway inbox of a database several processes share.
+#[derive(Clone)]
+pub struct Shared {
+    /// Who polls which platform account.
+    pub coordinator: Arc<dyn Coordinator>,
+    /// Received messages and platform cursors.
+    pub inbox: Arc<dyn InboxStore>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
+}
+
 /// Opens the store `setup` configures.
-pub fn open(setup: &Setup) -> Result<Arc<dyn SessionStore>, String> {
+pub fn open(setup: &Setup) -> Result<Opened, String> {
     match choice(setup)? {
         StoreChoice::Sqlite => SqliteStore::open(&setup.home.state_db())
-            .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
+            .map(|s| Opened {
+                sessions: Arc::new(s),
+                shared: None,
+            })
             .map_err(|e| format!("cannot open {}: {}", setup.home.state_db().display(), e.0)),
-        StoreChoice::Postgres { url, schema } => Target::parse(&url, &schema)
-            .and_then(PgStore::open)
-            .map(|s| Arc::new(s) as Arc<dyn SessionStore>)
-            .map_err(|e| e.to_string()),
+        StoreChoice::Postgres { url, schema } => {
+            let store = Target::parse(&url, &schema)
+                .and_then(PgStore::open)
+                .map_err(|e| e.to_string())?;
+            let store = Arc::new(store);
+            Ok(Opened {
+                sessions: store.clone(),
+                shared: Some(Shared {
+                    coordinator: store.clone(),
+                    inbox: store,
+                }),
+            })
+        }
     }
 }
 

@@ -517,3 +517,57 @@ fn search_finds_the_same_messages_in_every_store() {
     let hit = &pg_store.search(&SearchQuery::new("crashed")).unwrap()[0];
     assert!(hit.snippet.contains(">>>crashed<<<"), "{}", hit.snippet);
 }
+
+#[test]
+fn leases_fence_a_stale_holder_out_of_the_inbox() {
+    use hermes_state::coordination::{Accepted, Coordinator, Fence, InboxStore};
+    use std::time::Duration;
+    let Some(pg) = postgres() else { return };
+    let store = &pg.pg.as_ref().unwrap().store;
+    let ttl = Duration::from_millis(400);
+    let a = store.acquire("poll:telegram:x", "a", ttl).unwrap().unwrap();
+    assert!(
+        store
+            .acquire("poll:telegram:x", "b", ttl)
+            .unwrap()
+            .is_none()
+    );
+    // Renewing keeps the token.
+    assert_eq!(store.acquire("poll:telegram:x", "a", ttl).unwrap(), Some(a));
+    let fence_a = Fence {
+        lease: "poll:telegram:x".into(),
+        holder: "a".into(),
+        token: a.token,
+    };
+    let item = |k: &str| vec![(k.to_owned(), format!("{{\"key\":\"{k}\"}}"))];
+    assert_eq!(
+        store
+            .accept("telegram", &item("1"), Some("2"), Some(&fence_a))
+            .unwrap(),
+        Accepted::Fresh(vec!["1".into()])
+    );
+    std::thread::sleep(ttl + Duration::from_millis(100));
+    let b = store.acquire("poll:telegram:x", "b", ttl).unwrap().unwrap();
+    assert!(b.token > a.token, "a new holder's token is greater");
+    // The stalled ex-holder cannot move the position back, nor renew.
+    assert_eq!(
+        store
+            .accept("telegram", &item("0"), Some("1"), Some(&fence_a))
+            .unwrap(),
+        Accepted::Fenced
+    );
+    assert!(
+        store
+            .acquire("poll:telegram:x", "a", ttl)
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(store.cursor("telegram").unwrap().as_deref(), Some("2"));
+    assert_eq!(store.pending("telegram").unwrap().len(), 1);
+    store.done("telegram", "1").unwrap();
+    assert!(store.pending("telegram").unwrap().is_empty());
+    // A clean stop hands the lease over at once, with a greater token.
+    store.release("poll:telegram:x", "b").unwrap();
+    let c = store.acquire("poll:telegram:x", "c", ttl).unwrap().unwrap();
+    assert!(c.token > b.token);
+}

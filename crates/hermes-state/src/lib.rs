@@ -6,6 +6,7 @@
 mod config;
 pub mod config_edit;
 pub mod context_cache;
+pub mod coordination;
 mod env;
 pub mod env_file;
 mod home;

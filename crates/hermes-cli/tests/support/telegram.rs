@@ -36,11 +36,17 @@ pub fn modules() -> Option<PathBuf> {
 impl Emulator {
     /// Starts it; `None` (the test is skipped) without the npm package.
     pub fn start() -> Option<Self> {
+        Self::start_with(&[])
+    }
+
+    /// Starts it with `env` (the fixture's `TG_EMULATOR_*` switches).
+    pub fn start_with(env: &[(&str, &str)]) -> Option<Self> {
         let modules = modules()?;
         let port = free_port();
         let mut child = Command::new("node")
             .arg(fixture("telegram_emulator.cjs"))
             .arg(port.to_string())
+            .envs(env.iter().copied())
             .env("NODE_PATH", &modules)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -5,8 +5,10 @@
 //! unanswered, so no message is lost or answered twice.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use hermes_state::coordination::{Accepted, Fence, InboxStore};
+use hermes_state::store::StoreError;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::platform::Incoming;
@@ -14,9 +16,9 @@ use super::platform::Incoming;
 /// Answered messages are forgotten after this many seconds.
 const KEEP_DONE_SECS: f64 = 7.0 * 86_400.0;
 
-/// The inbox; shared by every platform of one gateway.
+/// The inbox on state.db's machine (`gateway/inbox.db`).
 #[derive(Debug)]
-pub struct Inbox {
+pub struct SqliteInbox {
     conn: Mutex<Connection>,
 }
 
@@ -31,13 +33,19 @@ impl From<rusqlite::Error> for InboxError {
     }
 }
 
+impl From<StoreError> for InboxError {
+    fn from(e: StoreError) -> Self {
+        Self(e.0)
+    }
+}
+
 fn now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-impl Inbox {
+impl SqliteInbox {
     /// Opens (creating) the inbox at `path`.
     pub fn open(path: &Path) -> Result<Self, InboxError> {
         if let Some(dir) = path.parent() {
@@ -73,16 +81,17 @@ impl Inbox {
     fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, rusqlite::Error>,
-    ) -> Result<T, InboxError> {
+    ) -> Result<T, StoreError> {
         let mut conn = self
             .conn
             .lock()
-            .map_err(|_| InboxError("poisoned lock".into()))?;
-        Ok(f(&mut conn)?)
+            .map_err(|_| StoreError("gateway inbox: poisoned lock".into()))?;
+        f(&mut conn).map_err(|e| StoreError(format!("gateway inbox: {e}")))
     }
+}
 
-    /// The saved position of `platform`.
-    pub fn cursor(&self, platform: &str) -> Result<Option<String>, InboxError> {
+impl InboxStore for SqliteInbox {
+    fn cursor(&self, platform: &str) -> Result<Option<String>, StoreError> {
         self.with(|c| {
             c.query_row(
                 "SELECT value FROM cursors WHERE platform = ?1",
@@ -93,26 +102,25 @@ impl Inbox {
         })
     }
 
-    /// Stores `messages` and the new `cursor` in one transaction; returns
-    /// the messages not seen before (a repeat delivery is dropped).
-    pub fn accept(
+    // One gateway per home holds this file: there is no lease to fence with.
+    fn accept(
         &self,
         platform: &str,
-        messages: Vec<Incoming>,
+        items: &[(String, String)],
         cursor: Option<&str>,
-    ) -> Result<Vec<Incoming>, InboxError> {
+        _fence: Option<&Fence>,
+    ) -> Result<Accepted, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
             let mut fresh = Vec::new();
-            for message in messages {
-                let payload = serde_json::to_string(&message).unwrap_or_default();
+            for (key, payload) in items {
                 let added = tx.execute(
                     "INSERT OR IGNORE INTO inbox (platform, key, payload, received_at) \
                      VALUES (?1, ?2, ?3, ?4)",
-                    params![platform, message.key, payload, now()],
+                    params![platform, key, payload, now()],
                 )?;
                 if added > 0 {
-                    fresh.push(message);
+                    fresh.push(key.clone());
                 }
             }
             if let Some(cursor) = cursor {
@@ -123,30 +131,22 @@ impl Inbox {
                 )?;
             }
             tx.commit()?;
-            Ok(fresh)
+            Ok(Accepted::Fresh(fresh))
         })
     }
 
-    /// Messages of `platform` accepted but never marked done, oldest first.
-    pub fn pending(&self, platform: &str) -> Result<Vec<Incoming>, InboxError> {
+    fn pending(&self, platform: &str) -> Result<Vec<String>, StoreError> {
         self.with(|c| {
             let mut stmt = c.prepare(
                 "SELECT payload FROM inbox WHERE platform = ?1 AND done_at IS NULL \
                  ORDER BY received_at, rowid",
             )?;
             let rows = stmt.query_map([platform], |r| r.get::<_, String>(0))?;
-            let mut out = Vec::new();
-            for row in rows {
-                if let Ok(message) = serde_json::from_str(&row?) {
-                    out.push(message);
-                }
-            }
-            Ok(out)
+            rows.collect()
         })
     }
 
-    /// Marks a message handled.
-    pub fn done(&self, platform: &str, key: &str) -> Result<(), InboxError> {
+    fn done(&self, platform: &str, key: &str) -> Result<(), StoreError> {
         self.with(|c| {
             c.execute(
                 "UPDATE inbox SET done_at = ?3 WHERE platform = ?1 AND key = ?2",
@@ -154,6 +154,76 @@ impl Inbox {
             )
             .map(|_| ())
         })
+    }
+}
+
+/// The inbox every platform of one gateway shares: state.db's machine's
+/// file, or the shared database's tables when replicas run.
+#[derive(Clone)]
+pub struct Inbox {
+    store: Arc<dyn InboxStore>,
+}
+
+impl std::fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Inbox")
+    }
+}
+
+impl Inbox {
+    /// The file inbox at `path`.
+    pub fn open(path: &Path) -> Result<Self, InboxError> {
+        Ok(Self::over(Arc::new(SqliteInbox::open(path)?)))
+    }
+
+    /// An inbox kept by `store`.
+    pub fn over(store: Arc<dyn InboxStore>) -> Self {
+        Self { store }
+    }
+
+    /// The saved position of `platform`.
+    pub fn cursor(&self, platform: &str) -> Result<Option<String>, InboxError> {
+        Ok(self.store.cursor(platform)?)
+    }
+
+    /// Stores `messages` and the new `cursor` in one transaction (under
+    /// `fence`, when given); returns the messages not seen before (a repeat
+    /// delivery is dropped), or `None` when the lease is no longer ours.
+    pub fn accept(
+        &self,
+        platform: &str,
+        messages: Vec<Incoming>,
+        cursor: Option<&str>,
+        fence: Option<&Fence>,
+    ) -> Result<Option<Vec<Incoming>>, InboxError> {
+        let items: Vec<(String, String)> = messages
+            .iter()
+            .map(|m| (m.key.clone(), serde_json::to_string(m).unwrap_or_default()))
+            .collect();
+        match self.store.accept(platform, &items, cursor, fence)? {
+            Accepted::Fenced => Ok(None),
+            Accepted::Fresh(keys) => Ok(Some(
+                messages
+                    .into_iter()
+                    .filter(|m| keys.contains(&m.key))
+                    .collect(),
+            )),
+        }
+    }
+
+    /// Messages of `platform` accepted but never marked done, oldest first.
+    pub fn pending(&self, platform: &str) -> Result<Vec<Incoming>, InboxError> {
+        Ok(self
+            .store
+            .pending(platform)?
+            .iter()
+            .filter_map(|p| serde_json::from_str(p).ok())
+            .collect())
+    }
+
+    /// Marks a message handled.
+    pub fn done(&self, platform: &str, key: &str) -> Result<(), InboxError> {
+        Ok(self.store.done(platform, key)?)
     }
 }
 
@@ -190,11 +260,18 @@ mod tests {
         {
             let inbox = Inbox::open(&path).unwrap();
             let fresh = inbox
-                .accept("telegram", vec![message("1"), message("2")], Some("3"))
+                .accept(
+                    "telegram",
+                    vec![message("1"), message("2")],
+                    Some("3"),
+                    None,
+                )
+                .unwrap()
                 .unwrap();
             assert_eq!(fresh.len(), 2);
             let again = inbox
-                .accept("telegram", vec![message("2")], Some("3"))
+                .accept("telegram", vec![message("2")], Some("3"), None)
+                .unwrap()
                 .unwrap();
             assert!(again.is_empty());
             inbox.done("telegram", "1").unwrap();

@@ -11,6 +11,7 @@ pub mod config;
 pub mod discord;
 pub mod format;
 pub mod inbox;
+mod lease;
 pub mod media;
 pub mod pairing;
 pub mod platform;
@@ -35,6 +36,7 @@ use self::access::StrangerDm;
 use self::chat::{ChatInput, ChatWorker};
 use self::config::{MessagingConfig, PlatformSettings};
 use self::inbox::Inbox;
+use self::lease::PollLease;
 use self::pairing::PairingStore;
 pub use self::platform::{Adapter, ChatKind, ChatRef, Incoming, Outgoing, PlatformError};
 
@@ -59,6 +61,15 @@ pub struct Hub {
     /// Button tokens → the session key whose approval they answer.
     presses: Mutex<HashMap<u64, String>>,
     next_press: AtomicU64,
+    /// Set when replicas share the database: who polls is leased.
+    replicas: Option<Replicas>,
+}
+
+/// What a replica on a shared database polls under.
+struct Replicas {
+    coordinator: Arc<dyn hermes_state::coordination::Coordinator>,
+    holder: String,
+    ttl: Duration,
 }
 
 impl std::fmt::Debug for Hub {
@@ -172,7 +183,16 @@ impl Messaging {
             return Ok(None);
         }
         let home = manager.services().setup().home.root().to_path_buf();
-        let inbox = Inbox::open(&home.join("gateway/inbox.db")).map_err(|e| e.to_string())?;
+        let shared = manager.services().shared();
+        let inbox = match &shared {
+            Some(shared) => Inbox::over(shared.inbox.clone()),
+            None => Inbox::open(&home.join("gateway/inbox.db")).map_err(|e| e.to_string())?,
+        };
+        let replicas = shared.map(|shared| Replicas {
+            coordinator: shared.coordinator,
+            holder: lease::replica_id(),
+            ttl: lease_ttl(&manager.services().setup().config),
+        });
         let http = hermes_llm::SharedHttp::new(Duration::from_secs(10))
             .map_err(|e| e.to_string())?
             .client();
@@ -193,6 +213,7 @@ impl Messaging {
             homes: Homes::default(),
             presses: Mutex::new(HashMap::new()),
             next_press: AtomicU64::new(0),
+            replicas,
         };
         Ok(Some(Self {
             hub: Arc::new(hub),
@@ -351,11 +372,13 @@ struct Router {
     adapter: Arc<dyn Adapter>,
     settings: Arc<PlatformSettings>,
     chats: HashMap<String, (mpsc::UnboundedSender<ChatInput>, JoinHandle<()>)>,
+    seen: Seen,
 }
 
 impl Router {
     fn dispatch(&mut self, message: Incoming, replayed: bool) {
         let name = self.adapter.name();
+        self.seen.insert(&message.key);
         if !self
             .settings
             .access
@@ -469,26 +492,8 @@ async fn platform_loop(
     stop: CancellationToken,
 ) {
     let name = adapter.name();
-    let mut failures = 0;
-    let identity = loop {
-        let attempt = tokio::select! {
-            _ = stop.cancelled() => return,
-            r = adapter.connect() => r,
-        };
-        match attempt {
-            Ok(identity) => break identity,
-            Err(e) => {
-                failures += 1;
-                hub.log(&format!(
-                    "{name}: cannot connect ({e}); retrying in {}s",
-                    backoff(failures).as_secs()
-                ));
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    _ = tokio::time::sleep(backoff(failures)) => {}
-                }
-            }
-        }
+    let Some(identity) = connect(&hub, adapter.as_ref(), &stop).await else {
+        return;
     };
     hub.log(&format!("{name}: connected as @{}", identity.username));
     if let Ok(mut connected) = hub.connected.lock() {
@@ -499,41 +504,163 @@ async fn platform_loop(
         adapter: adapter.clone(),
         settings,
         chats: HashMap::new(),
+        seen: Seen::default(),
     };
-    // What was taken before a restart but never answered goes first.
-    match hub.inbox.pending(name) {
+    match hub.replicas.as_ref().filter(|_| adapter.single_consumer()) {
+        None => poll(&hub, adapter.as_ref(), &mut router, &stop, None).await,
+        Some(replicas) => {
+            let lease = PollLease::new(
+                replicas.coordinator.clone(),
+                name,
+                &adapter.account(),
+                &replicas.holder,
+                replicas.ttl,
+            );
+            adapter.limit_poll(lease.poll_window());
+            serve_under_lease(&hub, adapter.as_ref(), &mut router, &stop, &lease).await;
+            lease.release();
+        }
+    }
+    router.drain().await;
+}
+
+/// Connects, retrying with backoff; `None` when stopped first.
+async fn connect(
+    hub: &Hub,
+    adapter: &dyn Adapter,
+    stop: &CancellationToken,
+) -> Option<platform::BotIdentity> {
+    let name = adapter.name();
+    let mut failures = 0;
+    loop {
+        let attempt = tokio::select! {
+            _ = stop.cancelled() => return None,
+            r = adapter.connect() => r,
+        };
+        match attempt {
+            Ok(identity) => return Some(identity),
+            Err(e) => {
+                failures += 1;
+                hub.log(&format!(
+                    "{name}: cannot connect ({e}); retrying in {}s",
+                    backoff(failures).as_secs()
+                ));
+                tokio::select! {
+                    _ = stop.cancelled() => return None,
+                    _ = tokio::time::sleep(backoff(failures)) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Replicas: stands by until this one holds the account's lease, polls while
+/// it does, and stands by again when it loses it.
+async fn serve_under_lease(
+    hub: &Hub,
+    adapter: &dyn Adapter,
+    router: &mut Router,
+    stop: &CancellationToken,
+    lease: &PollLease,
+) {
+    let name = adapter.name();
+    let mut standing_by = false;
+    while !stop.is_cancelled() {
+        match lease.try_take() {
+            Ok(Some(held)) => {
+                standing_by = false;
+                hub.log(&format!(
+                    "{name}: this replica polls now ({}, token {})",
+                    lease.name(),
+                    held.fence.token
+                ));
+                poll(hub, adapter, router, stop, Some((lease, held))).await;
+                if !stop.is_cancelled() {
+                    hub.log(&format!("{name}: lease lost; standing by"));
+                }
+                continue;
+            }
+            Ok(None) if !standing_by => {
+                standing_by = true;
+                hub.log(&format!("{name}: standing by (another replica polls)"));
+            }
+            Ok(None) => {}
+            Err(e) => hub.log(&format!("{name}: cannot reach the lease ({e})")),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(lease.standby_interval()) => {}
+        }
+    }
+}
+
+/// Handles what an earlier poller left unanswered, then receives until
+/// stopped (or, under a lease, until it is lost).
+async fn poll(
+    hub: &Hub,
+    adapter: &dyn Adapter,
+    router: &mut Router,
+    stop: &CancellationToken,
+    mut lease: Option<(&PollLease, lease::Held)>,
+) {
+    let name = adapter.name();
+    // What was taken before a restart (or by a replica that died) but never
+    // answered goes first. Replicas that all receive (Slack) cannot tell
+    // another live replica's unanswered messages from a dead one's: they
+    // leave them.
+    let replay = lease.is_some() || hub.replicas.is_none();
+    match hub
+        .inbox
+        .pending(name)
+        .map(|p| if replay { p } else { Vec::new() })
+    {
         Ok(pending) => {
             for message in pending {
-                router.dispatch(message, true);
+                if !router.seen.contains(&message.key) {
+                    router.dispatch(message, true);
+                }
             }
         }
         Err(e) => hub.log(&format!("{name}: {e}")),
     }
     let mut cursor = hub.inbox.cursor(name).ok().flatten();
-    failures = 0;
+    let mut failures = 0;
     loop {
-        let received = tokio::select! {
-            _ = stop.cancelled() => break,
-            r = adapter.receive(cursor.as_deref()) => r,
+        let budget = match &mut lease {
+            Some((l, held)) => {
+                if !l.keep(held) {
+                    return;
+                }
+                Some(l.budget(held))
+            }
+            None => None,
         };
+        let receive = adapter.receive(cursor.as_deref());
+        let received = tokio::select! {
+            _ = stop.cancelled() => return,
+            r = within(budget, receive) => r,
+        };
+        // The budget ran out first: renew before waiting again.
+        let Some(received) = received else { continue };
         match received {
             Ok(batch) => {
                 failures = 0;
-                let fresh = match hub
+                let fence = lease.as_ref().map(|(_, held)| &held.fence);
+                match hub
                     .inbox
-                    .accept(name, batch.messages, batch.cursor.as_deref())
+                    .accept(name, batch.messages, batch.cursor.as_deref(), fence)
                 {
-                    Ok(fresh) => fresh,
-                    Err(e) => {
-                        hub.log(&format!("{name}: {e}"));
-                        continue;
+                    Ok(Some(fresh)) => {
+                        if batch.cursor.is_some() {
+                            cursor = batch.cursor;
+                        }
+                        for message in fresh {
+                            router.dispatch(message, false);
+                        }
                     }
-                };
-                if batch.cursor.is_some() {
-                    cursor = batch.cursor;
-                }
-                for message in fresh {
-                    router.dispatch(message, false);
+                    // Another replica holds the lease now: its position stands.
+                    Ok(None) => return,
+                    Err(e) => hub.log(&format!("{name}: {e}")),
                 }
             }
             Err(e) => {
@@ -544,13 +671,60 @@ async fn platform_loop(
                     wait.as_secs()
                 ));
                 tokio::select! {
-                    _ = stop.cancelled() => break,
+                    _ = stop.cancelled() => return,
                     _ = tokio::time::sleep(wait) => {}
                 }
             }
         }
     }
-    router.drain().await;
+}
+
+/// `future`, given at most `budget` (`None` when it ran out).
+async fn within<T>(
+    budget: Option<Duration>,
+    future: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match budget {
+        Some(b) => tokio::time::timeout(b, future).await.ok(),
+        None => Some(future.await),
+    }
+}
+
+/// `gateway.lease_seconds` (how long a poller's lease lasts; at least 1 s).
+fn lease_ttl(config: &hermes_state::Config) -> Duration {
+    config
+        .get("gateway")
+        .and_then(|g| g.get("lease_seconds"))
+        .and_then(serde_json::Value::as_f64)
+        .filter(|s| *s >= 1.0)
+        .map_or(lease::DEFAULT_TTL, Duration::from_secs_f64)
+}
+
+/// Keys this process dispatched lately (a replica that takes its lease back
+/// must not start a turn it is still running).
+#[derive(Default)]
+struct Seen {
+    keys: std::collections::HashSet<String>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl Seen {
+    const KEEP: usize = 10_000;
+
+    fn contains(&self, key: &str) -> bool {
+        self.keys.contains(key)
+    }
+
+    fn insert(&mut self, key: &str) {
+        if self.keys.insert(key.to_owned()) {
+            self.order.push_back(key.to_owned());
+            if self.order.len() > Self::KEEP
+                && let Some(old) = self.order.pop_front()
+            {
+                self.keys.remove(&old);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

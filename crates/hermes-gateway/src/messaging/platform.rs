@@ -207,6 +207,26 @@ pub trait Adapter: Send + Sync + 'static {
     /// Checks the credentials and learns who the bot is.
     fn connect(&self) -> BoxFuture<'_, Result<BotIdentity, PlatformError>>;
 
+    /// Whether only one replica may receive for an account at a time
+    /// (Telegram's `getUpdates`, a Discord shard); Slack's Socket Mode hands
+    /// each event to one of several connections, so every replica receives.
+    fn single_consumer(&self) -> bool {
+        true
+    }
+
+    /// Which account of the platform this is (a digest, never a secret):
+    /// replicas on one database take one lease per account.
+    fn account(&self) -> String {
+        self.name().to_owned()
+    }
+
+    /// Keeps each wait for messages within `max` (a replica must stop
+    /// polling before its lease runs out); nothing for connections that
+    /// have no poll to shorten.
+    fn limit_poll(&self, max: Duration) {
+        let _ = max;
+    }
+
     /// Waits for what came after `cursor` (a long poll, or the next events a
     /// connection delivered).
     fn receive<'a>(
@@ -261,4 +281,15 @@ pub trait Adapter: Send + Sync + 'static {
         let _ = (message, progress);
         Box::pin(async { Ok(()) })
     }
+}
+
+/// A short, stable digest of `text` (FNV-1a): names an account in a lease
+/// without the token that identifies it.
+pub fn digest(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }

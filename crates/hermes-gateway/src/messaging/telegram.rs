@@ -34,6 +34,8 @@ pub struct Telegram {
     caps: Capabilities,
     me: Mutex<BotIdentity>,
     cache: PathBuf,
+    /// Seconds a long poll may wait (shorter under a replica lease).
+    poll_secs: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Telegram {
@@ -80,6 +82,7 @@ impl Telegram {
             },
             me: Mutex::new(BotIdentity::default()),
             cache: hermes_home.join("cache"),
+            poll_secs: std::sync::atomic::AtomicU64::new(POLL_SECS),
         }
     }
 
@@ -409,6 +412,17 @@ impl Adapter for Telegram {
         })
     }
 
+    fn account(&self) -> String {
+        // The token picks the bot; only a digest of it goes into lease names.
+        super::platform::digest(&self.api)
+    }
+
+    fn limit_poll(&self, max: Duration) {
+        let secs = max.as_secs().clamp(1, POLL_SECS);
+        self.poll_secs
+            .store(secs, std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn receive<'a>(
         &'a self,
         cursor: Option<&'a str>,
@@ -416,12 +430,13 @@ impl Adapter for Telegram {
         Box::pin(async move {
             let offset: i64 = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
             let started = Instant::now();
+            let wait = self.poll_secs.load(std::sync::atomic::Ordering::Relaxed);
             let updates = self
                 .call(
                     "getUpdates",
-                    &json!({"offset": offset, "timeout": POLL_SECS,
+                    &json!({"offset": offset, "timeout": wait,
                             "allowed_updates": ["message", "callback_query"]}),
-                    Duration::from_secs(POLL_SECS + 15),
+                    Duration::from_secs(wait + 15),
                 )
                 .await?;
             let updates = updates.as_array().cloned().unwrap_or_default();

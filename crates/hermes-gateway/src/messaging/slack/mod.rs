@@ -214,6 +214,10 @@ impl Adapter for Slack {
         })
     }
 
+    fn single_consumer(&self) -> bool {
+        false
+    }
+
     fn receive<'a>(
         &'a self,
         _cursor: Option<&'a str>,
