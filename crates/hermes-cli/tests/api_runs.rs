@@ -327,3 +327,87 @@ fn runs_need_the_key_and_answer_errors_in_the_openai_shape() {
         assert_eq!(body["error"]["type"], "invalid_request_error");
     }
 }
+
+#[test]
+fn a_run_is_followed_and_stopped_through_another_replica() {
+    let Some(url) = hermes_postgres::testing::database_url() else {
+        assert!(std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none());
+        eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
+        return;
+    };
+    let scratch = hermes_postgres::testing::Scratch::new(&url).unwrap();
+    let shared = format!(
+        "sessiondb:\n  provider: postgresql\n  schema: {}\n",
+        scratch.schema
+    );
+    let env = [("HERMES_DATABASE_URL", url.as_str())];
+    let (sb_a, sb_b) = (Sandbox::start(), Sandbox::start());
+    let a = gateway_with_env(&sb_a, &shared, &env);
+    let b = gateway_with_env(&sb_b, &shared, &env);
+
+    // Started through A; the client leaves A mid-answer and comes back to B.
+    std::fs::write(sb_a.work_path("notes.txt"), "forty two\n").unwrap();
+    sb_a.mock.push(Reply::tool_call(
+        "call_1",
+        "read_file",
+        &json!({"path": sb_a.work_path("notes.txt")}).to_string(),
+    ));
+    let answer = "The notes say the answer is forty two.";
+    sb_a.mock
+        .push(Reply::text(answer).with_chunk_delay(Duration::from_millis(200)));
+    let run_id = start_run(&a, &json!({"input": "what do my notes say?"}));
+    let first = read_events(a.port, &run_id, None, |e| e["event"] == "message.delta");
+    assert!(!first.closed);
+    let last = first.events.last().unwrap().0;
+    let (status, run) = get_json(&b, &format!("/v1/runs/{run_id}"));
+    assert_eq!(
+        (status, run["status"].as_str()),
+        (200, Some("running")),
+        "{run}"
+    );
+    let second = read_events(b.port, &run_id, Some(last), |_| false);
+    assert!(second.closed, "B's stream ends with the run A executes");
+    let all: Vec<(u64, Value)> = first.events.into_iter().chain(second.events).collect();
+    let seqs: Vec<u64> = all.iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        seqs,
+        (1..=all.len() as u64).collect::<Vec<_>>(),
+        "each event once"
+    );
+    let text: String = all
+        .iter()
+        .filter(|(_, e)| e["event"] == "message.delta")
+        .map(|(_, e)| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, answer);
+    assert_eq!(all.last().unwrap().1["event"], "run.completed");
+    assert_eq!(all.last().unwrap().1["output"], answer);
+    assert!(
+        !sb_a.home.path().join("runs.db").exists(),
+        "runs live in the database"
+    );
+
+    // `stop` sent to B stops a run executing on A.
+    sb_a.mock.push(Reply::tool_call(
+        "call_1",
+        "terminal",
+        &json!({"command": "sleep 30"}).to_string(),
+    ));
+    sb_a.mock.push(Reply::text("never sent"));
+    let run_id = start_run(&a, &json!({"input": "wait a while"}));
+    let started = read_events(b.port, &run_id, None, |e| e["event"] == "tool.started");
+    let t0 = Instant::now();
+    let (status, _, body) = post(&b, &format!("/v1/runs/{run_id}/stop"), &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let rest = read_events(
+        b.port,
+        &run_id,
+        Some(started.events.last().unwrap().0),
+        |_| false,
+    );
+    assert!(rest.closed);
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    assert_eq!(names(&rest.events).last().unwrap(), "run.cancelled");
+    let (_, run) = get_json(&a, &format!("/v1/runs/{run_id}"));
+    assert_eq!(run["status"], "cancelled");
+}

@@ -16,6 +16,7 @@ mod coordination;
 mod copy;
 mod error;
 mod pool;
+mod runs;
 mod schema;
 mod search;
 mod store;

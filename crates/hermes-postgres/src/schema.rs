@@ -192,6 +192,36 @@ CREATE TABLE IF NOT EXISTS gateway_inbox (
 );
 CREATE INDEX IF NOT EXISTS idx_gateway_inbox_pending ON gateway_inbox(platform, done_at, seq);
 CREATE TABLE IF NOT EXISTS gateway_cursors (platform TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+-- /v1/runs (runs.db on one machine): status, numbered events, signals to the
+-- replica running a run, idempotent answers.
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_events (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS run_signals (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    signal TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_run_signals_run ON run_signals(run_id, id);
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status BIGINT NOT NULL,
+    body TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (scope, key)
+);
 "#;
 
 /// Creates (or checks) the tables in the target's schema.

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use hermes_postgres::{PgStore, Target};
-use hermes_state::coordination::{Coordinator, InboxStore};
+use hermes_state::coordination::{Coordinator, InboxStore, Notifier};
+use hermes_state::runs::RunStore;
 
 use crate::Setup;
 use crate::store::{SessionStore, SqliteStore};
@@ -82,6 +83,10 @@ pub struct Shared {
     pub coordinator: Arc<dyn Coordinator>,
     /// Received messages and platform cursors.
     pub inbox: Arc<dyn InboxStore>,
+    /// `/v1/runs`: status, events, signals, idempotent answers.
+    pub runs: Arc<dyn RunStore>,
+    /// Wake-ups between replicas.
+    pub notifier: Arc<dyn Notifier>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -108,7 +113,9 @@ pub fn open(setup: &Setup) -> Result<Opened, String> {
                 sessions: store.clone(),
                 shared: Some(Shared {
                     coordinator: store.clone(),
-                    inbox: store,
+                    inbox: store.clone(),
+                    runs: store.clone(),
+                    notifier: store,
                 }),
             })
         }

@@ -66,3 +66,13 @@ pub trait InboxStore: Send + Sync {
     /// Marks one message handled.
     fn done(&self, platform: &str, key: &str) -> Result<(), StoreError>;
 }
+
+/// Wake-ups between processes (PostgreSQL's `LISTEN`/`NOTIFY`). A wake-up
+/// says only that something changed; it is never replayed, so a listener
+/// catches up by reading the store (by sequence number), and also reads it
+/// now and then in case a wake-up was missed.
+pub trait Notifier: Send + Sync {
+    /// Payloads sent on `topic` (`runs`: a run id whose events grew;
+    /// `run_signals`: a run id that was sent a signal) from now on.
+    fn listen(&self, topic: &str) -> Result<std::sync::mpsc::Receiver<String>, StoreError>;
+}

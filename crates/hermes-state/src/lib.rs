@@ -12,6 +12,7 @@ pub mod env_file;
 mod home;
 pub mod memory;
 pub mod numfmt;
+pub mod runs;
 pub mod session_db;
 pub mod settings;
 pub mod skills;

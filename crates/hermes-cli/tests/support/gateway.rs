@@ -30,22 +30,33 @@ impl Drop for Gateway {
 }
 
 pub fn gateway(sb: &Sandbox, extra_config: &str) -> Gateway {
+    gateway_with_env(sb, extra_config, &[])
+}
+
+/// [`gateway`] with more environment variables.
+pub fn gateway_with_env(sb: &Sandbox, extra_config: &str, env: &[(&str, &str)]) -> Gateway {
     let port = free_port();
     sb.no_retries();
     sb.add_config(&format!(
         "platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n{extra_config}"
     ));
-    let gw = spawn(sb, port, &[]);
+    let gw = spawn_with_env(sb, port, &[], env);
     wait_healthy(port);
     gw
 }
 
 /// `hermes gateway run EXTRA…` over the sandbox's config (not waited for).
 pub fn spawn(sb: &Sandbox, port: u16, extra: &[&str]) -> Gateway {
+    spawn_with_env(sb, port, extra, &[])
+}
+
+/// [`spawn`] with more environment variables.
+pub fn spawn_with_env(sb: &Sandbox, port: u16, extra: &[&str], env: &[(&str, &str)]) -> Gateway {
     let child = sb
         .command()
         .args(["gateway", "run"])
         .args(extra)
+        .envs(env.iter().copied())
         .env("API_SERVER_KEY", KEY)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

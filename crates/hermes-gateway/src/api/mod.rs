@@ -78,7 +78,10 @@ impl AppState {
         let slots = (config.max_concurrent_runs > 0)
             .then(|| Arc::new(Semaphore::new(config.max_concurrent_runs)));
         let responses = responses::Store::open(&manager_home_store(&manager));
-        let runs = runs::Runs::open(manager.services().setup().home.root());
+        let runs = runs::Runs::open(
+            manager.services().setup().home.root(),
+            manager.services().shared(),
+        );
         Self {
             config,
             manager,

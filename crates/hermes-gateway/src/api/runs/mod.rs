@@ -4,8 +4,10 @@
 //! Everything a reader sees comes from the [`store::RunStore`], so a client
 //! that reconnects gets each event once, whichever process wrote it.
 
-pub mod store;
 mod worker;
+
+/// The run store (in hermes-state, so the PostgreSQL one can implement it).
+pub use hermes_state::runs as store;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +41,10 @@ pub struct Runs {
     path: PathBuf,
     /// Opened on first use: a server that never sees `/v1/runs` creates no file.
     store: OnceLock<Arc<dyn RunStore>>,
+    /// Replicas on a shared database: their run store and wake-ups.
+    shared: Option<hermes_session::stores::Shared>,
+    /// Wake-ups of other replicas' writes (`runs`) and signals (`run_signals`).
+    wakeups: OnceLock<(Wakeups, Wakeups)>,
     active: Mutex<HashMap<String, Arc<Active>>>,
     /// Serialises idempotent POSTs so two requests with one key start one run.
     claim: tokio::sync::Mutex<()>,
@@ -51,11 +57,17 @@ impl std::fmt::Debug for Runs {
 }
 
 impl Runs {
-    /// Runs stored in `home/runs.db`.
-    pub fn open(home: &Path) -> Self {
+    /// Runs stored in `home/runs.db`, or in the shared database replicas use.
+    pub fn open(home: &Path, shared: Option<hermes_session::stores::Shared>) -> Self {
+        let store = OnceLock::new();
+        if let Some(shared) = &shared {
+            let _ = store.set(shared.runs.clone());
+        }
         Self {
             path: home.join("runs.db"),
-            store: OnceLock::new(),
+            store,
+            shared,
+            wakeups: OnceLock::new(),
             active: Mutex::new(HashMap::new()),
             claim: tokio::sync::Mutex::new(()),
         }
@@ -83,6 +95,53 @@ impl Runs {
     /// Forgets a run that ended (its writer finishes what is queued).
     pub(crate) fn finish(&self, run_id: &str) {
         self.lock().remove(run_id);
+    }
+
+    /// Wake-ups from other replicas: `(events written, signals sent)`, each
+    /// a run id (empty: something may have been missed). `None` alone.
+    fn wakeups(&self) -> Option<&(Wakeups, Wakeups)> {
+        let shared = self.shared.as_ref()?;
+        Some(self.wakeups.get_or_init(|| {
+            (
+                Wakeups::listen(shared.notifier.as_ref(), "runs"),
+                Wakeups::listen(shared.notifier.as_ref(), "run_signals"),
+            )
+        }))
+    }
+
+    /// A receiver of other replicas' event wake-ups.
+    pub(crate) fn event_wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        self.wakeups().map(|(events, _)| events.subscribe())
+    }
+
+    /// A receiver of signal wake-ups (`None` alone: signals come in directly).
+    pub(crate) fn signal_wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        self.wakeups().map(|(_, signals)| signals.subscribe())
+    }
+}
+
+/// One `LISTEN` topic, fanned out to this process's readers.
+pub(crate) struct Wakeups {
+    tx: tokio::sync::broadcast::Sender<String>,
+}
+
+impl Wakeups {
+    fn listen(notifier: &dyn hermes_state::coordination::Notifier, topic: &str) -> Self {
+        let (tx, _) = tokio::sync::broadcast::channel(1024);
+        if let Ok(rx) = notifier.listen(topic) {
+            let forward = tx.clone();
+            std::thread::spawn(move || {
+                while let Ok(payload) = rx.recv() {
+                    // No reader right now is fine; the listener lives on.
+                    let _ = forward.send(payload);
+                }
+            });
+        }
+        Self { tx }
+    }
+
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.tx.subscribe()
     }
 }
 
@@ -340,6 +399,7 @@ async fn follow(state: Arc<AppState>, run_id: String, mut last: u64, tx: mpsc::S
         return;
     };
     let mut written = state.runs.get(&run_id).map(|a| a.written.clone());
+    let mut wakeups = state.runs.event_wakeups();
     loop {
         // The status is read first: a terminal one is stored after the last
         // event, so the read below then sees every event there is.
@@ -376,9 +436,41 @@ async fn follow(state: Arc<AppState>, run_id: String, mut last: u64, tx: mpsc::S
                     written = None;
                 }
             }
-            None => tokio::time::sleep(POLL).await,
+            None => match wakeups.as_mut() {
+                // Another replica writes this run: its commit's NOTIFY wakes us.
+                Some(w) => wait_for_run(w, &run_id, POLL).await,
+                None => tokio::time::sleep(POLL).await,
+            },
         }
     }
+}
+
+/// Waits until a wake-up names `run_id` (or may have been missed), at most `limit`.
+pub(crate) async fn wait_for_run(
+    wakeups: &mut tokio::sync::broadcast::Receiver<String>,
+    run_id: &str,
+    limit: Duration,
+) {
+    let _ = tokio::time::timeout(limit, async {
+        loop {
+            match wakeups.recv().await {
+                Ok(id) if id == run_id || id.is_empty() => return,
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    // No listener: only the timeout is left.
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    })
+    .await;
+}
+
+/// Whether `run_id` is stored and has not ended (it runs on some replica).
+async fn running_elsewhere(state: &AppState, run_id: &str) -> Result<bool, ApiError> {
+    let status = status_of(state, run_id).await?;
+    Ok(!status["status"].as_str().is_some_and(worker::is_terminal))
 }
 
 /// `POST /v1/runs/{id}/approval`: `{"choice": once|session|always|deny, "all": bool}`.
@@ -420,13 +512,10 @@ async fn resolve(
             .with_code("invalid_approval_choice"));
         }
     };
-    let Some(active) = state.runs.get(run_id) else {
-        return Err(conflict(
-            format!("Run has no active approval session: {run_id}"),
-            "approval_not_active",
-        ));
-    };
     let all = body_flag(&body, "all", false) || body_flag(&body, "resolve_all", false);
+    let Some(active) = state.runs.get(run_id) else {
+        return forward_approval(state, run_id, choice, all).await;
+    };
     let resolved = active.resolve(choice, all);
     if resolved == 0 {
         return Err(conflict(
@@ -434,12 +523,7 @@ async fn resolve(
             "approval_not_pending",
         ));
     }
-    let name = match choice {
-        ApprovalChoice::Once => "once",
-        ApprovalChoice::Session => "session",
-        ApprovalChoice::Always => "always",
-        ApprovalChoice::Deny => "deny",
-    };
+    let name = choice_name(choice);
     active.set_status("running", Value::Null);
     active.emit(json!({"event": "approval.responded", "choice": name, "resolved": resolved}));
     Ok((
@@ -449,6 +533,63 @@ async fn resolve(
             "run_id": run_id, "choice": name, "resolved": resolved,
         }),
     ))
+}
+
+fn choice_name(choice: ApprovalChoice) -> &'static str {
+    match choice {
+        ApprovalChoice::Once => "once",
+        ApprovalChoice::Session => "session",
+        ApprovalChoice::Always => "always",
+        ApprovalChoice::Deny => "deny",
+    }
+}
+
+/// An approval for a run another replica executes: sent to it as a signal
+/// when the run waits for one there (202: it is applied there).
+async fn forward_approval(
+    state: &AppState,
+    run_id: &str,
+    choice: ApprovalChoice,
+    all: bool,
+) -> Result<(StatusCode, Value), ApiError> {
+    let status = status_of(state, run_id).await?;
+    if state.runs.shared.is_none() || status["status"] != "waiting_for_approval" {
+        return Err(conflict(
+            format!("Run has no active approval session: {run_id}"),
+            "approval_not_active",
+        ));
+    }
+    let store = state.runs.store()?;
+    let (id, name) = (run_id.to_owned(), choice_name(choice));
+    blocking(move || store.signal(&id, &json!({"approval": name, "all": all}))).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        json!({
+            "object": "hermes.run.approval_response",
+            "run_id": run_id, "choice": name, "forwarded": true,
+        }),
+    ))
+}
+
+/// Applies a signal another replica sent to a run executing here.
+pub(crate) fn apply_signal(active: &worker::Active, signal: &Value) {
+    if signal["stop"] == true {
+        active.set_status("stopping", Value::Null);
+        active.stop();
+        return;
+    }
+    let choice = match signal["approval"].as_str() {
+        Some("once") => ApprovalChoice::Once,
+        Some("session") => ApprovalChoice::Session,
+        Some("always") => ApprovalChoice::Always,
+        Some("deny") => ApprovalChoice::Deny,
+        _ => return,
+    };
+    let resolved = active.resolve(choice, signal["all"] == true);
+    if resolved > 0 {
+        active.set_status("running", Value::Null);
+        active.emit(json!({"event": "approval.responded", "choice": choice_name(choice), "resolved": resolved}));
+    }
 }
 
 fn conflict(message: String, code: &'static str) -> ApiError {
@@ -467,11 +608,19 @@ pub async fn stop(
     let raw = body.as_ref().map(|b| b.to_vec()).unwrap_or_default();
     let scope = format!("stop:{run_id}");
     idempotent(&state, &scope, &headers, &raw, || async {
-        let Some(active) = state.runs.get(&run_id) else {
-            return Err(not_found(&run_id));
-        };
-        active.set_status("stopping", Value::Null);
-        active.stop();
+        match state.runs.get(&run_id) {
+            Some(active) => {
+                active.set_status("stopping", Value::Null);
+                active.stop();
+            }
+            // Running on another replica: it takes the signal.
+            None if state.runs.shared.is_some() && running_elsewhere(&state, &run_id).await? => {
+                let store = state.runs.store()?;
+                let id = run_id.clone();
+                blocking(move || store.signal(&id, &json!({"stop": true}))).await?;
+            }
+            None => return Err(not_found(&run_id)),
+        }
         Ok((
             StatusCode::OK,
             json!({"run_id": run_id, "status": "stopping"}),

@@ -210,12 +210,39 @@ pub fn spawn(
     input: RunInput,
     permit: Option<OwnedSemaphorePermit>,
 ) {
+    if let Some(wakeups) = state.runs.signal_wakeups() {
+        tokio::spawn(take_signals(state.clone(), active.clone(), wakeups));
+    }
     tokio::spawn(async move {
         let _permit = permit;
         let _inflight = state.inflight.enter();
         drive(&state, &active, input).await;
         state.runs.finish(&active.run_id);
     });
+}
+
+/// How often a run looks for signals when no wake-up came.
+const SIGNAL_POLL: Duration = Duration::from_secs(1);
+
+/// Applies the signals other replicas send this run (`/stop`, `/approval`
+/// there) until it ends here.
+async fn take_signals(
+    state: Arc<AppState>,
+    active: Arc<Active>,
+    mut wakeups: tokio::sync::broadcast::Receiver<String>,
+) {
+    let Ok(store) = state.runs.store() else {
+        return;
+    };
+    while state.runs.get(&active.run_id).is_some() {
+        let (s, id) = (store.clone(), active.run_id.clone());
+        if let Ok(Ok(signals)) = tokio::task::spawn_blocking(move || s.take_signals(&id)).await {
+            for signal in &signals {
+                super::apply_signal(&active, signal);
+            }
+        }
+        super::wait_for_run(&mut wakeups, &active.run_id, SIGNAL_POLL).await;
+    }
 }
 
 async fn drive(state: &AppState, active: &Active, input: RunInput) {

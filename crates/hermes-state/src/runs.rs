@@ -1,7 +1,8 @@
-//! Where runs live: their status, their numbered events and the answers to
-//! idempotent POSTs. Behind a trait so replicas can later share a PostgreSQL
-//! store; the one here is `HERMES_HOME/runs.db` (SQLite, WAL), never state.db,
-//! whose schema stays the reference's.
+//! Where `/v1/runs` live: their status, their numbered events, the answers
+//! to idempotent POSTs and the signals (stop, approvals) sent to a run from
+//! a process other than the one running it. Replicas share the PostgreSQL
+//! implementation (hermes-postgres); the one here is `HERMES_HOME/runs.db`
+//! (SQLite, WAL), never state.db, whose schema stays the reference's.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -65,6 +66,12 @@ pub trait RunStore: Send + Sync {
     ) -> Result<Remembered, StoreError>;
     /// The answer recorded for `(scope, key)`.
     fn recall(&self, scope: &str, key: &str) -> Result<Option<Remembered>, StoreError>;
+    /// Asks whichever process runs `run_id` to act on `signal` (`{"stop":
+    /// true}`, `{"approval": CHOICE, "all": BOOL}`).
+    fn signal(&self, run_id: &str, signal: &Value) -> Result<(), StoreError>;
+    /// The signals sent to `run_id` and not yet taken, oldest first; taking
+    /// them removes them.
+    fn take_signals(&self, run_id: &str) -> Result<Vec<Value>, StoreError>;
 }
 
 const SCHEMA: &str = "
@@ -79,6 +86,12 @@ CREATE TABLE IF NOT EXISTS run_events (
     event TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS run_signals (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    signal TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     scope TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -248,6 +261,28 @@ impl RunStore for SqliteRunStore {
             None => Ok(None),
         }
     }
+
+    fn signal(&self, run_id: &str, signal: &Value) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO run_signals (run_id, signal, created_at) VALUES (?1, ?2, ?3)",
+            rusqlite::params![run_id, json_text(signal)?, now()],
+        )?;
+        Ok(())
+    }
+
+    fn take_signals(&self, run_id: &str) -> Result<Vec<Value>, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let taken: Vec<String> = {
+            let mut stmt =
+                tx.prepare_cached("SELECT signal FROM run_signals WHERE run_id = ?1 ORDER BY id")?;
+            stmt.query_map([run_id], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        tx.execute("DELETE FROM run_signals WHERE run_id = ?1", [run_id])?;
+        tx.commit()?;
+        Ok(taken.iter().map(|t| parse(t)).collect())
+    }
 }
 
 #[cfg(test)]
@@ -319,6 +354,18 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn signals_are_taken_once_in_order() {
+        let store = SqliteRunStore::in_memory().unwrap();
+        store.signal("run_a", &json!({"stop": true})).unwrap();
+        store.signal("run_b", &json!({"approval": "once"})).unwrap();
+        store.signal("run_a", &json!({"approval": "deny"})).unwrap();
+        let taken = store.take_signals("run_a").unwrap();
+        assert_eq!(taken, [json!({"stop": true}), json!({"approval": "deny"})]);
+        assert!(store.take_signals("run_a").unwrap().is_empty());
+        assert_eq!(store.take_signals("run_b").unwrap().len(), 1);
     }
 
     #[test]
