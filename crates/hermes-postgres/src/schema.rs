@@ -158,7 +158,8 @@ CREATE INDEX IF NOT EXISTS idx_sessions_source_id ON sessions(source, id);
 CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
 CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
 CREATE INDEX IF NOT EXISTS idx_sessions_id_pattern ON sessions(id text_pattern_ops);
-CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp);
+-- With id: a search hit's neighbours are (timestamp, id) ranges in its session.
+CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp, id);
 CREATE INDEX IF NOT EXISTS idx_messages_session_active ON messages(session_id, active, timestamp);
 CREATE INDEX IF NOT EXISTS idx_compression_locks_expires ON compression_locks(expires_at);
 CREATE INDEX IF NOT EXISTS idx_session_model_usage_session ON session_model_usage(session_id);
@@ -318,6 +319,9 @@ ALTER TABLE messages ADD COLUMN IF NOT EXISTS fts tsvector
 CREATE INDEX IF NOT EXISTS idx_messages_fts ON messages USING gin (fts);
 CREATE INDEX IF NOT EXISTS idx_messages_trigram ON messages
     USING gin ({DOC_EXPR} {trgm}.gin_trgm_ops);
+-- Every search scans the GIN pending list: keep it short (default 4 MB).
+ALTER INDEX idx_messages_fts SET (gin_pending_list_limit = 256);
+ALTER INDEX idx_messages_trigram SET (gin_pending_list_limit = 256);
 "#
     )
 }

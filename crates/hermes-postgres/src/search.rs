@@ -9,14 +9,14 @@
 //! which messages match.
 
 use hermes_state::session_db::{
-    MSG_COLS, SearchHit, SearchQuery, SearchSort, StoredMessage, contains_cjk, content_text,
-    count_cjk, is_operator, like_escape, sanitize_fts5_query,
+    SearchHit, SearchQuery, SearchSort, StoredMessage, contains_cjk, content_text, count_cjk,
+    is_operator, like_escape, sanitize_fts5_query,
 };
 use postgres::types::ToSql;
 
 use crate::error::{Ctx, PgError};
 use crate::schema::DOC_EXPR;
-use crate::store::{PgStore, stored_message};
+use crate::store::PgStore;
 use crate::text::{dec, dec_opt, enc};
 
 /// Characters of context-message content kept in a hit.
@@ -218,12 +218,20 @@ fn page(
     let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
     params.push(Box::new(limit));
     params.push(Box::new(offset));
-    // The page is chosen first; snippets are made for its rows only.
+    // The page is chosen first (sessions joined only when a filter needs
+    // them); snippets and neighbours are made for its rows only, in the same
+    // statement.
+    let sessions = if q.source_filter.is_empty() {
+        ""
+    } else {
+        " JOIN sessions s ON s.id = m.session_id"
+    };
     let sql = format!(
-        "WITH page AS (SELECT m.id, {rank} AS r FROM messages m JOIN sessions s ON s.id = m.session_id \
+        "WITH page AS (SELECT m.id, {rank} AS r FROM messages m{sessions} \
          WHERE {matcher}{filter} {} LIMIT ${} OFFSET ${}) \
-         SELECT m.id, m.session_id, m.role, {snippet}, m.timestamp, s.source, s.model, s.title, page.r \
-         FROM page JOIN messages m ON m.id = page.id JOIN sessions s ON s.id = m.session_id {}",
+         SELECT m.id, m.session_id, m.role, {snippet}, m.timestamp, s.source, s.model, s.title, \
+         page.r, {CONTEXT} FROM page JOIN messages m ON m.id = page.id \
+         JOIN sessions s ON s.id = m.session_id {}",
         order_by(q.sort),
         n + 1,
         n + 2,
@@ -236,8 +244,52 @@ fn page(
     Ok(c.query(&sql, &refs)
         .ctx("searching messages")?
         .iter()
-        .map(hit)
+        .map(|r| {
+            let mut h = hit(r);
+            h.context = context(r.get::<_, Option<String>>(9).as_deref());
+            h
+        })
         .collect())
+}
+
+/// The hit's neighbours as JSON: the message before (by timestamp, then
+/// id), the hit, the message after.
+const CONTEXT: &str = "(SELECT json_agg(c ORDER BY c.ord)::text FROM (\
+     (SELECT 0 AS ord, b.id, b.session_id, b.role, b.content, b.tool_call_id, b.tool_calls, \
+      b.tool_name, b.timestamp, b.token_count, b.finish_reason, b.reasoning FROM messages b \
+      WHERE b.session_id = m.session_id AND (b.timestamp, b.id) < (m.timestamp, m.id) \
+      ORDER BY b.timestamp DESC, b.id DESC LIMIT 1) \
+     UNION ALL (SELECT 1, m.id, m.session_id, m.role, m.content, m.tool_call_id, m.tool_calls, \
+      m.tool_name, m.timestamp, m.token_count, m.finish_reason, m.reasoning) \
+     UNION ALL (SELECT 2, a.id, a.session_id, a.role, a.content, a.tool_call_id, a.tool_calls, \
+      a.tool_name, a.timestamp, a.token_count, a.finish_reason, a.reasoning FROM messages a \
+      WHERE a.session_id = m.session_id AND (a.timestamp, a.id) > (m.timestamp, m.id) \
+      ORDER BY a.timestamp ASC, a.id ASC LIMIT 1)\
+     ) c)";
+
+/// Neighbour rows read from [`CONTEXT`]'s JSON, content cut to
+/// [`CONTEXT_CHARS`] of its text.
+fn context(json: Option<&str>) -> Vec<StoredMessage> {
+    let rows: Vec<serde_json::Value> = json
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or_default();
+    let text = |v: &serde_json::Value, k: &str| v[k].as_str().map(|s| dec(s.to_owned()));
+    rows.iter()
+        .map(|v| StoredMessage {
+            id: v["id"].as_i64().unwrap_or(0),
+            session_id: text(v, "session_id").unwrap_or_default(),
+            role: text(v, "role").unwrap_or_default(),
+            content: text(v, "content")
+                .map(|c| content_text(&c).chars().take(CONTEXT_CHARS).collect()),
+            tool_call_id: text(v, "tool_call_id"),
+            tool_calls: text(v, "tool_calls"),
+            tool_name: text(v, "tool_name"),
+            timestamp: v["timestamp"].as_f64().unwrap_or(0.0),
+            token_count: v["token_count"].as_i64(),
+            finish_reason: text(v, "finish_reason"),
+            reasoning: text(v, "reasoning"),
+        })
+        .collect()
 }
 
 fn word_page(
@@ -335,15 +387,7 @@ impl PgStore {
     /// `q.offset`, each with a `>>>match<<<` snippet and its neighbours.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>, PgError> {
         let q = q.clone();
-        let mut hits = self.with(move |c| search(c, &q))?;
-        let wanted: Vec<SearchHit> = std::mem::take(&mut hits);
-        let mut out = Vec::with_capacity(wanted.len());
-        for mut hit in wanted {
-            let (sid, ts, id) = (hit.session_id.clone(), hit.timestamp, hit.message_id);
-            hit.context = self.with(move |c| context_of(c, &sid, ts, id))?;
-            out.push(hit);
-        }
-        Ok(out)
+        self.with(move |c| search(c, &q))
     }
 }
 
@@ -428,36 +472,6 @@ fn search_cjk(
         params,
         &newest,
     )
-}
-
-/// The message before (by timestamp, then id), the message itself, and the one after.
-fn context_of(
-    c: &mut postgres::Client,
-    session_id: &str,
-    timestamp: f64,
-    id: i64,
-) -> Result<Vec<StoredMessage>, PgError> {
-    let sql = format!(
-        "(SELECT {MSG_COLS} FROM messages WHERE session_id = $1 \
-         AND (timestamp < $2 OR (timestamp = $2 AND id < $3)) ORDER BY timestamp DESC, id DESC LIMIT 1) \
-         UNION ALL (SELECT {MSG_COLS} FROM messages WHERE id = $3) \
-         UNION ALL (SELECT {MSG_COLS} FROM messages WHERE session_id = $1 \
-         AND (timestamp > $2 OR (timestamp = $2 AND id > $3)) ORDER BY timestamp ASC, id ASC LIMIT 1)"
-    );
-    let rows = c
-        .query(&sql, &[&enc(session_id), &timestamp, &id])
-        .ctx("reading a match's neighbours")?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let mut m = stored_message(r);
-            m.content = m
-                .content
-                .as_deref()
-                .map(|t| content_text(t).chars().take(CONTEXT_CHARS).collect());
-            m
-        })
-        .collect())
 }
 
 #[cfg(test)]

@@ -235,13 +235,16 @@ fn append_message(
     extra: &MessageExtra,
 ) -> Result<i64, PgError> {
     const CTX: &str = "appending a message";
-    let mut tx = c.transaction().ctx(CTX)?;
-    let row = tx
+    // One statement (one round trip, atomic): the row and the counters.
+    let row = c
         .query_one(
-            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, \
-             tool_name, timestamp, token_count, finish_reason, reasoning, reasoning_details, \
-             codex_reasoning_items, observed, active) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, 1) RETURNING id",
+            "WITH ins AS (INSERT INTO messages (session_id, role, content, tool_call_id, \
+             tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, \
+             reasoning_details, codex_reasoning_items, observed, active) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, 1) RETURNING id), \
+             bump AS (UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1, \
+             tool_call_count = COALESCE(tool_call_count, 0) + $13 WHERE id = $1) \
+             SELECT id FROM ins",
             &[
                 &enc(id),
                 &r.role,
@@ -255,16 +258,10 @@ fn append_message(
                 &enc_opt(r.reasoning.as_deref()),
                 &enc_opt(r.reasoning_details.as_deref()),
                 &enc_opt(r.codex_reasoning_items.as_deref()),
+                &r.tool_call_count,
             ],
         )
         .map_err(|e| missing_session(&e, id, CTX))?;
-    tx.execute(
-        "UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1, \
-         tool_call_count = COALESCE(tool_call_count, 0) + $1 WHERE id = $2",
-        &[&r.tool_call_count, &enc(id)],
-    )
-    .ctx(CTX)?;
-    tx.commit().ctx(CTX)?;
     Ok(row.get(0))
 }
 
