@@ -12,6 +12,11 @@
 //! binary: the reference's `hermes` (its API server needs `aiohttp`), or a
 //! wrapper script that starts ours under a profiler.
 //!
+//! `HERMES_BENCH_DATABASE_URL=postgresql://…` puts the sessions in that
+//! database (a schema of its own, dropped at the end) instead of state.db,
+//! and `HERMES_BENCH_REPLICAS=N` starts N gateways on it, the clients taking
+//! them in turn (what a load balancer in front of replicas does).
+//!
 //! Goals (issue 17): ≥ 500 requests/s sustained, p99 ≤ 1 s, ≤ 100 MiB peak RSS,
 //! no errors; `/health` ready ≤ 20 ms after exec at ≤ 15 MiB.
 
@@ -83,57 +88,66 @@ fn main() {
     let mock = MockServer::start();
     mock.forget_bodies();
     mock.respond_with(|_| Some(Reply::text("A short streamed answer from the mock model.")));
-    let home = tempfile::tempdir().unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    std::fs::write(
-        home.path().join("config.yaml"),
-        format!(
-            "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\nagent:\n  api_max_retries: 1\n\
-             platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n\
-             gateway:\n  api_server:\n    max_concurrent_runs: 0\n",
-            mock.base_url()
-        ),
-    )
-    .unwrap();
-
-    let started = Instant::now();
-    let other = std::env::var_os("HERMES_BENCH_GATEWAY");
-    let mut child = Command::new(other.as_deref().unwrap_or(BIN.as_ref()))
-        .args(["gateway", "run"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("HERMES_HOME", home.path())
-        .env("API_SERVER_KEY", KEY)
-        .current_dir(home.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let ready = loop {
-        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
-            let _ = write!(
-                s,
-                "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-            );
-            let mut answer = String::new();
-            if s.read_to_string(&mut answer).is_ok() && answer.starts_with("HTTP/1.1 200") {
-                break started.elapsed();
-            }
-        }
-        std::thread::sleep(Duration::from_micros(250));
-        assert!(started.elapsed() < Duration::from_secs(20), "no /health");
-    };
+    let replicas: usize = std::env::var("HERMES_BENCH_REPLICAS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let database = std::env::var("HERMES_BENCH_DATABASE_URL").ok();
+    let scratch = database
+        .as_deref()
+        .map(|url| hermes_postgres::testing::Scratch::new(url).unwrap());
+    let store_config = scratch.as_ref().map_or(String::new(), |s| {
+        format!("sessiondb:\n  provider: postgresql\n  schema: {}\n", s.schema)
+    });
     println!(
-        "api  /health ready after exec      {ready:>10.2?}  RSS {} KiB",
-        kib(pid, "VmRSS:")
+        "api  store: {}, {replicas} replica(s)",
+        scratch.as_ref().map_or("state.db".to_owned(), |s| format!("PostgreSQL (schema {})", s.schema))
     );
+    let mut gateways = Vec::new();
+    for _ in 0..replicas {
+        let home = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        std::fs::write(
+            home.path().join("config.yaml"),
+            format!(
+                "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\nagent:\n  api_max_retries: 1\n\
+                 platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n\
+                 gateway:\n  api_server:\n    max_concurrent_runs: 0\n{store_config}",
+                mock.base_url()
+            ),
+        )
+        .unwrap();
+        let started = Instant::now();
+        let other = std::env::var_os("HERMES_BENCH_GATEWAY");
+        let mut cmd = Command::new(other.as_deref().unwrap_or(BIN.as_ref()));
+        cmd.args(["gateway", "run"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("HERMES_HOME", home.path())
+            .env("API_SERVER_KEY", KEY)
+            .current_dir(home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(url) = &database {
+            cmd.env("HERMES_DATABASE_URL", url);
+        }
+        let child = cmd.spawn().unwrap();
+        let pid = child.id();
+        let ready = wait_ready(port, started);
+        println!(
+            "api  /health ready after exec      {ready:>10.2?}  RSS {} KiB",
+            kib(pid, "VmRSS:")
+        );
+        gateways.push((home, port, child));
+    }
+    let ports: Vec<u16> = gateways.iter().map(|g| g.1).collect();
 
     // The clients are tasks on one thread (not 200 OS threads), so the load
     // generator competes as little as possible with the gateway for the cores.
@@ -149,6 +163,7 @@ fn main() {
         let tasks: Vec<_> = (0..clients)
             .map(|c| {
                 let (stop, errors, first_error) = (stop.clone(), errors.clone(), first_error.clone());
+                let ports = ports.clone();
                 tokio::spawn(async move {
                     let mut latencies = Vec::new();
                     let mut n = 0u64;
@@ -158,6 +173,7 @@ fn main() {
                             "{{\"stream\": true, \"messages\": [{{\"role\": \"user\", \"content\": \"client {c} request {n}\"}}]}}"
                         );
                         let t = Instant::now();
+                        let port = ports[(c + n as usize) % ports.len()];
                         match request_async(port, &body).await {
                             Ok(raw) if raw.contains("data: [DONE]") => latencies.push(t.elapsed()),
                             Ok(raw) => {
@@ -184,7 +200,7 @@ fn main() {
     });
     let wall = load_started.elapsed();
     latencies.sort();
-    let peak = kib(pid, "VmHWM:");
+    let peak: Vec<u64> = gateways.iter().map(|g| kib(g.2.id(), "VmHWM:")).collect();
     println!(
         "api  {clients} concurrent streamed chats for {wall:.1?}: {} ok, {:.0} requests/s, p50 {:.2?}, p99 {:.2?}, errors {}",
         latencies.len(),
@@ -193,10 +209,31 @@ fn main() {
         percentile(&latencies, 0.99),
         errors.load(Ordering::Relaxed)
     );
-    println!("api  gateway peak RSS {} KiB", peak);
+    println!("api  gateway peak RSS {peak:?} KiB");
     if let Some(e) = first_error.lock().unwrap().as_ref() {
         println!("api  first error: {e}");
     }
-    let _ = Command::new("kill").arg(pid.to_string()).status();
-    let _ = child.wait();
+    for (_, _, mut child) in gateways {
+        let _ = Command::new("kill").arg(child.id().to_string()).status();
+        let _ = child.wait();
+    }
+    drop(scratch);
+}
+
+/// Waits for `/health` on `port`; how long after `started` it answered.
+fn wait_ready(port: u16, started: Instant) -> Duration {
+    loop {
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = write!(
+                s,
+                "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            );
+            let mut answer = String::new();
+            if s.read_to_string(&mut answer).is_ok() && answer.starts_with("HTTP/1.1 200") {
+                return started.elapsed();
+            }
+        }
+        std::thread::sleep(Duration::from_micros(250));
+        assert!(started.elapsed() < Duration::from_secs(20), "no /health");
+    }
 }

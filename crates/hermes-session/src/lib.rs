@@ -37,6 +37,7 @@ mod spec;
 pub mod store;
 pub mod stores;
 pub mod timeouts;
+mod turn_lease;
 mod title;
 
 pub use conversation::{

@@ -46,6 +46,7 @@ struct Inner {
     /// Opened on first use: a server answers health checks before it needs
     /// SQLite, and commands that record nothing never open it.
     store: OnceLock<Result<crate::stores::Opened, String>>,
+    replica: OnceLock<String>,
     /// The MCP servers (connected on first use; `None` when none is configured).
     /// Whether the bundled skills were seeded this process (and why not).
     bundled_skills: OnceLock<Option<String>>,
@@ -110,6 +111,7 @@ impl Services {
                 http: OnceLock::new(),
                 providers: Mutex::new(HashMap::new()),
                 store,
+                replica: OnceLock::new(),
                 bundled_skills: OnceLock::new(),
                 skills_index: Mutex::new(None),
                 mcp: Mutex::new(None),
@@ -189,6 +191,13 @@ impl Services {
             .as_ref()
             .ok()
             .map(|o| Arc::clone(&o.sessions))
+    }
+
+    /// This process's name in leases it takes.
+    pub(crate) fn replica(&self) -> &str {
+        self.inner
+            .replica
+            .get_or_init(crate::turn_lease::holder)
     }
 
     /// Leases and the gateway inbox shared by replicas on one database

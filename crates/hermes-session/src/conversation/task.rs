@@ -408,6 +408,26 @@ impl SessionTask {
             Some(text) => Work::Message(text, std::mem::take(&mut self.images)),
             None => Work::Continue,
         };
+        // Replicas: another one may be running a turn of this session.
+        let _turn = match self.services.shared() {
+            Some(shared) => {
+                let session = self.agent.options().session_id.clone();
+                match crate::turn_lease::TurnLease::take(
+                    shared.coordinator,
+                    &session,
+                    self.services.replica(),
+                )
+                .await
+                {
+                    Ok(lease) => Some(lease),
+                    Err(message) => {
+                        outlet.emit(id, Event::Error { message }).await;
+                        return;
+                    }
+                }
+            }
+            None => None,
+        };
         let (outcome, held, unused_steer) = self.run_work(id, &work, ops, outlet).await;
         if let Some(text) = unused_steer {
             outlet.emit(id, Event::SteerUnused { text }).await;
