@@ -98,11 +98,17 @@ fn main() {
         .as_deref()
         .map(|url| hermes_postgres::testing::Scratch::new(url).unwrap());
     let store_config = scratch.as_ref().map_or(String::new(), |s| {
-        format!("sessiondb:\n  provider: postgresql\n  schema: {}\n", s.schema)
+        format!(
+            "sessiondb:\n  provider: postgresql\n  schema: {}\n",
+            s.schema
+        )
     });
     println!(
         "api  store: {}, {replicas} replica(s)",
-        scratch.as_ref().map_or("state.db".to_owned(), |s| format!("PostgreSQL (schema {})", s.schema))
+        scratch.as_ref().map_or("state.db".to_owned(), |s| format!(
+            "PostgreSQL (schema {})",
+            s.schema
+        ))
     );
     let mut gateways = Vec::new();
     for _ in 0..replicas {

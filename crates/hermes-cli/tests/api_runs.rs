@@ -411,3 +411,58 @@ fn a_run_is_followed_and_stopped_through_another_replica() {
     let (_, run) = get_json(&a, &format!("/v1/runs/{run_id}"));
     assert_eq!(run["status"], "cancelled");
 }
+
+/// A non-streamed chat in session `session` on `port`, from another thread.
+fn chat_in_session(
+    port: u16,
+    session: &'static str,
+    content: &'static str,
+) -> std::thread::JoinHandle<(u16, String, Instant)> {
+    std::thread::spawn(move || {
+        let (k, v) = auth();
+        let body = json!({"messages": [{"role": "user", "content": content}]}).to_string();
+        let (status, _, text) = http_try(
+            port,
+            "POST",
+            "/v1/chat/completions",
+            &[(k, &v), ("X-Hermes-Session-Id", session)],
+            &body,
+        )
+        .unwrap();
+        (status, text, Instant::now())
+    })
+}
+
+#[test]
+fn one_turn_at_a_time_per_session_across_replicas() {
+    let Some(url) = hermes_postgres::testing::database_url() else {
+        assert!(std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none());
+        eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
+        return;
+    };
+    let scratch = hermes_postgres::testing::Scratch::new(&url).unwrap();
+    let shared = format!(
+        "sessiondb:\n  provider: postgresql\n  schema: {}\n",
+        scratch.schema
+    );
+    let env = [("HERMES_DATABASE_URL", url.as_str())];
+    let (sb_a, sb_b) = (Sandbox::start(), Sandbox::start());
+    let a = gateway_with_env(&sb_a, &shared, &env);
+    let b = gateway_with_env(&sb_b, &shared, &env);
+    sb_a.mock
+        .push(Reply::text("noted: blue").with_delay(Duration::from_millis(1500)));
+    sb_b.mock.push(Reply::text("you said blue"));
+    let slow = chat_in_session(a.port, "team-shared", "my colour is blue");
+    std::thread::sleep(Duration::from_millis(400));
+    let quick = chat_in_session(b.port, "team-shared", "what is my colour?");
+    let (status_a, text_a, done_a) = slow.join().unwrap();
+    let (status_b, text_b, done_b) = quick.join().unwrap();
+    assert_eq!((status_a, status_b), (200, 200), "{text_a}\n{text_b}");
+    assert!(done_b >= done_a, "B's turn waited for A's");
+    // B's turn saw A's, read back from the database after the wait.
+    let asked = sb_b.mock.chat_requests().pop().unwrap().to_string();
+    assert!(
+        asked.contains("my colour is blue") && asked.contains("noted: blue"),
+        "{asked}"
+    );
+}

@@ -37,8 +37,8 @@ mod spec;
 pub mod store;
 pub mod stores;
 pub mod timeouts;
-mod turn_lease;
 mod title;
+mod turn_lease;
 
 pub use conversation::{
     BackgroundInfo, Conversation, EVENT_BUFFER, SessionInfo, Submitter, ToolInfo,

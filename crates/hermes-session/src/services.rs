@@ -195,9 +195,7 @@ impl Services {
 
     /// This process's name in leases it takes.
     pub(crate) fn replica(&self) -> &str {
-        self.inner
-            .replica
-            .get_or_init(crate::turn_lease::holder)
+        self.inner.replica.get_or_init(crate::turn_lease::holder)
     }
 
     /// Leases and the gateway inbox shared by replicas on one database

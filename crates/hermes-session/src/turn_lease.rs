@@ -25,6 +25,9 @@ pub(crate) struct TurnLease {
     name: String,
     holder: String,
     renewals: CancellationToken,
+    /// Whether another replica held it first (its turn may have added to
+    /// the history this one knows).
+    pub(crate) waited: bool,
 }
 
 impl TurnLease {
@@ -37,10 +40,12 @@ impl TurnLease {
     ) -> Result<Self, String> {
         let name = format!("turn:{session_id}");
         let deadline = tokio::time::Instant::now() + PATIENCE;
+        let mut waited = false;
         loop {
             match coordinator.acquire(&name, holder, TTL) {
                 Ok(Some(_)) => break,
                 Ok(None) if tokio::time::Instant::now() < deadline => {
+                    waited = true;
                     tokio::time::sleep(RETRY).await;
                 }
                 Ok(None) => {
@@ -75,6 +80,7 @@ impl TurnLease {
             name,
             holder: holder.to_owned(),
             renewals,
+            waited,
         })
     }
 }

@@ -274,6 +274,15 @@ impl Agent {
         self.store = store.map(std::sync::Mutex::new);
     }
 
+    /// Replaces the history after the system prompt with `history` (what
+    /// another process added to the same session meanwhile, read back from
+    /// the store); the session and its store stay.
+    pub fn refresh_history(&mut self, history: Vec<Message>) {
+        self.messages.retain(|m| m.role == Role::System);
+        self.messages
+            .extend(history.into_iter().filter(|m| m.role != Role::System));
+    }
+
     /// Replaces the system prompt for the rest of the session (a personality
     /// overlay); the history and the store stay.
     pub fn replace_system_prompt(&mut self, system_prompt: String) {

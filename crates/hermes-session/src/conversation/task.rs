@@ -419,7 +419,16 @@ impl SessionTask {
                 )
                 .await
                 {
-                    Ok(lease) => Some(lease),
+                    Ok(lease) => {
+                        // The other replica's turn is in the store, not in this agent.
+                        if lease.waited
+                            && let Some(store) = self.services.store()
+                            && let Ok(history) = store.conversation(&session)
+                        {
+                            self.agent.refresh_history(history);
+                        }
+                        Some(lease)
+                    }
                     Err(message) => {
                         outlet.emit(id, Event::Error { message }).await;
                         return;
