@@ -80,6 +80,30 @@ fn turns_are_recorded_in_postgresql_and_resume_from_there() {
         "the resumed turn carries the history from PostgreSQL"
     );
     assert_eq!(scratch.store.conversation(&id).unwrap().len(), 4);
+
+    // The model's recall reads the database too: a new session finds the first.
+    sb.mock.push(Reply::tool_call(
+        "call_1",
+        "session_search",
+        &serde_json::json!({"query": "France"}).to_string(),
+    ));
+    sb.mock.push(Reply::text("Found it."));
+    let recall = sb
+        .command()
+        .env("HERMES_DATABASE_URL", &url)
+        .args(["chat", "-q", "what did we say about France?", "-Q"])
+        .output()
+        .unwrap();
+    assert!(recall.status.success(), "{}", stderr(&recall));
+    let last = sb.mock.chat_requests().pop().unwrap();
+    let result = messages_with_role(&last, "tool")
+        .last()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    assert!(
+        result.contains(&id) && result.contains("Paris"),
+        "session_search found the first session in PostgreSQL: {result}"
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@
 mod coordination;
 mod copy;
 mod error;
+mod history;
 mod pool;
 mod runs;
 mod schema;

@@ -572,7 +572,11 @@ fn registry(
     let setup = services.setup();
     let mut all = Registry::with_builtins();
     all.share_schemas_through(services.schema_interner().clone());
-    all.register(Arc::new(SessionSearchTool::new(setup.home.state_db())));
+    all.register(Arc::new(match services.shared() {
+        // Replicas: the history is the shared database's, not this host's state.db.
+        Some(shared) => SessionSearchTool::shared(shared.history),
+        None => SessionSearchTool::new(setup.home.state_db()),
+    }));
     all.register(Arc::new(crate::delegation::delegate_tool(
         services, parent, fallbacks, retry,
     )));

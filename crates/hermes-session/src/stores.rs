@@ -87,6 +87,8 @@ pub struct Shared {
     pub runs: Arc<dyn RunStore>,
     /// Wake-ups between replicas.
     pub notifier: Arc<dyn Notifier>,
+    /// Past sessions, for `session_search`.
+    pub history: Arc<dyn hermes_state::store::HistoryReader + Send + Sync>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -115,7 +117,8 @@ pub fn open(setup: &Setup) -> Result<Opened, String> {
                     coordinator: store.clone(),
                     inbox: store.clone(),
                     runs: store.clone(),
-                    notifier: store,
+                    notifier: store.clone(),
+                    history: store,
                 }),
             })
         }

@@ -7,7 +7,10 @@ use std::path::Path;
 
 use hermes_protocol::Message;
 
-use crate::session_db::{MessageExtra, NewSession, SessionRouting, SessionRow, UsageDelta};
+use crate::session_db::{
+    MessageExtra, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow, SessionSummary,
+    StoredMessage, UsageDelta,
+};
 
 /// A store operation that failed; the message says what and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,5 +93,58 @@ pub trait SessionStore: Send + Sync {
     /// Where a gateway session's messages come from (its `origin_json`).
     fn origin(&self, _id: &str) -> Result<Option<String>, StoreError> {
         Ok(None)
+    }
+}
+
+/// Reading past sessions, as the `session_search` tool does: from state.db
+/// or from the shared database replicas use.
+pub trait HistoryReader {
+    /// One session by exact id.
+    fn session_row(&self, id: &str) -> Result<Option<SessionRow>, StoreError>;
+    /// A session's active messages in insertion order.
+    fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError>;
+    /// Up to `window` messages before `anchor`, the anchor and up to
+    /// `window` after (all rows); empty when the anchor is not in the session.
+    fn messages_around(
+        &self,
+        id: &str,
+        anchor: i64,
+        window: usize,
+    ) -> Result<Vec<StoredMessage>, StoreError>;
+    /// The most recently started sessions, newest first.
+    fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionSummary>, StoreError>;
+    /// Full-text search (FTS5's syntax and results).
+    fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>, StoreError>;
+}
+
+impl HistoryReader for crate::session_db::SessionDb {
+    fn session_row(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
+        Ok(self.get_session(id)?)
+    }
+
+    fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        Ok(crate::session_db::SessionDb::messages(self, id)?)
+    }
+
+    fn messages_around(
+        &self,
+        id: &str,
+        anchor: i64,
+        window: usize,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
+        Ok(crate::session_db::SessionDb::messages_around(
+            self, id, anchor, window,
+        )?)
+    }
+
+    fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionSummary>, StoreError> {
+        Ok(self.list_sessions(&crate::session_db::ListFilter {
+            limit,
+            ..crate::session_db::ListFilter::default()
+        })?)
+    }
+
+    fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>, StoreError> {
+        Ok(crate::session_db::SessionDb::search(self, query)?)
     }
 }

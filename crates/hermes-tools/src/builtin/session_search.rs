@@ -4,26 +4,53 @@
 //! scroll (`session_id` + `around_message_id`) and discover (`query`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use hermes_protocol::ToolSchema;
-use hermes_state::session_db::{ListFilter, SearchQuery, SearchSort, SessionDb, StoredMessage};
+use hermes_state::session_db::{SearchQuery, SearchSort, SessionDb, StoredMessage};
+use hermes_state::store::HistoryReader;
 use hermes_state::time::UtcTime;
 use serde_json::{Map, Value, json};
 
 use crate::{ParallelClass, Tool, ToolContext, ToolError, ToolResult, arg_i64, arg_str};
 
-/// Searches the session store at `db_path`, skipping the session it runs in.
-#[derive(Debug, Clone)]
+/// Searches the session store, skipping the session it runs in.
+#[derive(Clone)]
 pub struct SessionSearchTool {
-    db_path: PathBuf,
+    source: Source,
+}
+
+/// Where the history is read.
+#[derive(Clone)]
+enum Source {
+    /// `state.db`, opened read-only for each call.
+    File(PathBuf),
+    /// The database replicas share.
+    Shared(Arc<dyn HistoryReader + Send + Sync>),
+}
+
+impl std::fmt::Debug for SessionSearchTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.source {
+            Source::File(p) => f.debug_tuple("SessionSearchTool").field(p).finish(),
+            Source::Shared(_) => f.write_str("SessionSearchTool(shared)"),
+        }
+    }
 }
 
 impl SessionSearchTool {
     /// A tool reading `state.db` at `db_path`.
     pub fn new(db_path: impl Into<PathBuf>) -> Self {
         Self {
-            db_path: db_path.into(),
+            source: Source::File(db_path.into()),
+        }
+    }
+
+    /// A tool reading the shared database through `reader`.
+    pub fn shared(reader: Arc<dyn HistoryReader + Send + Sync>) -> Self {
+        Self {
+            source: Source::Shared(reader),
         }
     }
 }
@@ -75,15 +102,18 @@ impl Tool for SessionSearchTool {
                     "session_search: other profiles are not supported by this build; omit 'profile' to search this profile's history.",
                 ));
             }
-            let path = self.db_path.clone();
+            let source = self.source.clone();
             let current = ctx.session_id.clone();
-            tokio::task::spawn_blocking(move || {
-                let db = SessionDb::open_read_only(&path).map_err(|e| {
-                    ToolError::model(format!(
-                        "session_search: the session store is unavailable: {e}"
-                    ))
-                })?;
-                dispatch(&db, &args, &current)
+            tokio::task::spawn_blocking(move || match source {
+                Source::File(path) => {
+                    let db = SessionDb::open_read_only(&path).map_err(|e| {
+                        ToolError::model(format!(
+                            "session_search: the session store is unavailable: {e}"
+                        ))
+                    })?;
+                    dispatch(&db, &args, &current)
+                }
+                Source::Shared(reader) => dispatch(reader.as_ref(), &args, &current),
             })
             .await
             .map_err(|e| ToolError::Fatal(format!("session_search task failed: {e}")))?
@@ -91,7 +121,7 @@ impl Tool for SessionSearchTool {
     }
 }
 
-fn dispatch(db: &SessionDb, args: &Value, current: &str) -> ToolResult {
+fn dispatch(db: &dyn HistoryReader, args: &Value, current: &str) -> ToolResult {
     let session_id = arg_str(args, "session_id")
         .map(str::trim)
         .filter(|s| !s.is_empty());
@@ -137,9 +167,9 @@ fn shape(m: &StoredMessage, anchor: Option<i64>) -> Value {
     Value::Object(entry)
 }
 
-fn meta(db: &SessionDb, sid: &str) -> Result<Value, ToolError> {
+fn meta(db: &dyn HistoryReader, sid: &str) -> Result<Value, ToolError> {
     let row = db
-        .get_session(sid)
+        .session_row(sid)
         .map_err(db_err)?
         .ok_or_else(|| ToolError::model(format!("session_id not found: {sid}")))?;
     Ok(
@@ -147,7 +177,7 @@ fn meta(db: &SessionDb, sid: &str) -> Result<Value, ToolError> {
     )
 }
 
-fn read(db: &SessionDb, sid: &str) -> ToolResult {
+fn read(db: &dyn HistoryReader, sid: &str) -> ToolResult {
     const HEAD: usize = 20;
     const TAIL: usize = 10;
     let session_meta = meta(db, sid)?;
@@ -173,7 +203,7 @@ fn read(db: &SessionDb, sid: &str) -> ToolResult {
     Ok(out.to_string())
 }
 
-fn scroll(db: &SessionDb, sid: &str, anchor: i64, window: i64) -> ToolResult {
+fn scroll(db: &dyn HistoryReader, sid: &str, anchor: i64, window: i64) -> ToolResult {
     let window = window.clamp(1, 20) as usize;
     let session_meta = meta(db, sid)?;
     let rows = db.messages_around(sid, anchor, window).map_err(db_err)?;
@@ -191,14 +221,9 @@ fn scroll(db: &SessionDb, sid: &str, anchor: i64, window: i64) -> ToolResult {
     )
 }
 
-fn browse(db: &SessionDb, limit: i64, current: &str) -> ToolResult {
+fn browse(db: &dyn HistoryReader, limit: i64, current: &str) -> ToolResult {
     let limit = limit.clamp(1, 50) as usize;
-    let rows = db
-        .list_sessions(&ListFilter {
-            limit: limit + 1,
-            ..ListFilter::default()
-        })
-        .map_err(db_err)?;
+    let rows = db.recent_sessions(limit + 1).map_err(db_err)?;
     let results: Vec<Value> = rows
         .into_iter()
         .filter(|s| s.id != current && s.parent_session_id.is_none())
@@ -213,11 +238,11 @@ fn browse(db: &SessionDb, limit: i64, current: &str) -> ToolResult {
 }
 
 /// The lineage root of a session (its first ancestor), so children dedupe with parents.
-fn root_of(db: &SessionDb, sid: &str) -> String {
+fn root_of(db: &dyn HistoryReader, sid: &str) -> String {
     let mut id = sid.to_owned();
     for _ in 0..32 {
         match db
-            .get_session(&id)
+            .session_row(&id)
             .ok()
             .flatten()
             .and_then(|r| r.parent_session_id)
@@ -229,7 +254,7 @@ fn root_of(db: &SessionDb, sid: &str) -> String {
     id
 }
 
-fn discover(db: &SessionDb, query: &str, args: &Value, current: &str) -> ToolResult {
+fn discover(db: &dyn HistoryReader, query: &str, args: &Value, current: &str) -> ToolResult {
     let limit = arg_i64(args, "limit").unwrap_or(3).clamp(1, 10) as usize;
     let roles: Vec<String> = arg_str(args, "role_filter")
         .unwrap_or("user,assistant")
