@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use hermes_state::session_db::{ListFilter, SearchQuery, SearchSort, SessionDb, SessionSummary};
+use hermes_state::store::HistoryReader;
 use hermes_state::{Env, HermesHome};
 
 use crate::session_filters::FilterArgs;
@@ -149,6 +150,13 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
     if let SessionsAction::Migrate { to, from, schema } = args.action {
         return crate::sessions_migrate::run(env, &to, from.as_deref(), schema.as_deref());
     }
+    let setup =
+        hermes_session::Setup::load(env.clone(), false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Ok(hermes_session::stores::StoreChoice::Postgres { url, schema }) =
+        hermes_session::stores::choice(&setup)
+    {
+        return on_postgres(args.action, &url, &schema);
+    }
     let mut db = SessionDb::open(&home.state_db())
         .with_context(|| format!("cannot open {}", home.state_db().display()))?;
     let mut out = std::io::stdout().lock();
@@ -177,41 +185,7 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             limit,
             role,
             sort,
-        } => {
-            let sort = match sort.as_str() {
-                "relevance" => SearchSort::Relevance,
-                "newest" => SearchSort::Newest,
-                "oldest" => SearchSort::Oldest,
-                other => bail!("unknown --sort '{other}': use relevance, newest or oldest"),
-            };
-            let roles = role.unwrap_or_else(|| "user,assistant".into());
-            let q = SearchQuery {
-                limit,
-                sort,
-                role_filter: roles
-                    .split(',')
-                    .map(|r| r.trim().to_owned())
-                    .filter(|r| !r.is_empty())
-                    .collect(),
-                ..SearchQuery::new(query)
-            };
-            let hits = db.search(&q)?;
-            if hits.is_empty() {
-                writeln!(out, "No matches.")?;
-            }
-            for h in hits {
-                let title = h.session_title.as_deref().unwrap_or("");
-                writeln!(
-                    out,
-                    "{}  #{}  {:<9} {}  {}",
-                    h.session_id,
-                    h.message_id,
-                    h.role,
-                    title,
-                    one_line(&h.snippet, 100)
-                )?;
-            }
-        }
+        } => search(&mut out, &db, query, limit, role, &sort)?,
         SessionsAction::Export {
             output,
             session_id,
@@ -317,6 +291,108 @@ fn resume_in_place(id: &str) -> Result<ExitCode> {
     Err(anyhow::anyhow!(err).context("cannot relaunch hermes to resume the session"))
 }
 
+/// `hermes sessions search`, on either store.
+fn search(
+    out: &mut impl Write,
+    db: &dyn HistoryReader,
+    query: String,
+    limit: usize,
+    role: Option<String>,
+    sort: &str,
+) -> Result<()> {
+    let sort = match sort {
+        "relevance" => SearchSort::Relevance,
+        "newest" => SearchSort::Newest,
+        "oldest" => SearchSort::Oldest,
+        other => bail!("unknown --sort '{other}': use relevance, newest or oldest"),
+    };
+    let roles = role.unwrap_or_else(|| "user,assistant".into());
+    let q = SearchQuery {
+        limit,
+        sort,
+        role_filter: roles
+            .split(',')
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+            .collect(),
+        ..SearchQuery::new(query)
+    };
+    let hits = db.search(&q)?;
+    if hits.is_empty() {
+        writeln!(out, "No matches.")?;
+    }
+    for h in hits {
+        let title = h.session_title.as_deref().unwrap_or("");
+        writeln!(
+            out,
+            "{}  #{}  {:<9} {}  {}",
+            h.session_id,
+            h.message_id,
+            h.role,
+            title,
+            one_line(&h.snippet, 100)
+        )?;
+    }
+    Ok(())
+}
+
+/// The actions that work on a PostgreSQL store (`sessiondb.provider:
+/// postgresql`); the others say how to get at the sessions.
+fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCode> {
+    use hermes_session::SessionStore;
+    let store = hermes_postgres::PgStore::open(hermes_postgres::Target::parse(url, schema)?)?;
+    let mut out = std::io::stdout().lock();
+    let named = |key: &str| -> Result<String> {
+        store.resolve(key)?.with_context(|| {
+            format!("no session matches '{key}' (by id, id prefix or title). List them with: hermes sessions list")
+        })
+    };
+    match action {
+        SessionsAction::List { source, limit } => {
+            let wanted = if source.is_some() {
+                limit.max(1) * 20
+            } else {
+                limit
+            };
+            let rows: Vec<SessionSummary> = store
+                .recent_sessions(wanted)?
+                .into_iter()
+                .filter(|r| source.as_ref().is_none_or(|s| &r.source == s))
+                .take(limit)
+                .collect();
+            list(&mut out, &rows)?;
+        }
+        SessionsAction::Show {
+            session,
+            json: false,
+        } => show(&mut out, &store, &named(&session)?)?,
+        SessionsAction::Search {
+            query,
+            limit,
+            role,
+            sort,
+        } => search(&mut out, &store, query, limit, role, &sort)?,
+        SessionsAction::Rename { session_id, title } => {
+            let id = named(&session_id)?;
+            let title = title.join(" ");
+            store.set_title(&id, &title)?;
+            writeln!(out, "Session {id} is now titled \"{title}\".")?;
+        }
+        SessionsAction::Stats => {
+            let (sessions, messages) = store.counts()?;
+            writeln!(out, "Sessions:  {sessions}")?;
+            writeln!(out, "Messages:  {messages}")?;
+            writeln!(out, "Database:  {}", store.target().describe())?;
+        }
+        _ => bail!(
+            "this `hermes sessions` action reads state.db, and sessions live in PostgreSQL \
+             (sessiondb.provider: postgresql): list, show, search, rename and stats work there; \
+             for the others copy them out first with `hermes sessions migrate --to PATH/state.db`"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn resolve(db: &SessionDb, key: &str) -> Result<String> {
     if let Some(id) = db.resolve_session_id(key)? {
         return Ok(id);
@@ -373,9 +449,9 @@ fn list(out: &mut impl Write, rows: &[SessionSummary]) -> Result<()> {
     Ok(())
 }
 
-fn show(out: &mut impl Write, db: &SessionDb, id: &str) -> Result<()> {
+fn show(out: &mut impl Write, db: &dyn HistoryReader, id: &str) -> Result<()> {
     let row = db
-        .get_session(id)?
+        .session_row(id)?
         .with_context(|| format!("session {id} not found"))?;
     writeln!(out, "Session:  {}", row.id)?;
     if let Some(t) = &row.title {

@@ -81,6 +81,23 @@ fn turns_are_recorded_in_postgresql_and_resume_from_there() {
     );
     assert_eq!(scratch.store.conversation(&id).unwrap().len(), 4);
 
+    // `hermes sessions` reads the database too.
+    let cli = |args: &[&str]| {
+        let out = sb
+            .command()
+            .env("HERMES_DATABASE_URL", &url)
+            .arg("sessions")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(cli(&["list"]).contains(&id));
+    assert!(cli(&["search", "France"]).contains(&id));
+    assert!(cli(&["show", &id]).contains("Lyon is second."));
+    assert!(cli(&["stats"]).contains("Messages:  4"));
+
     // The model's recall reads the database too: a new session finds the first.
     sb.mock.push(Reply::tool_call(
         "call_1",
