@@ -275,3 +275,159 @@ fn sessions_migrate_carries_a_reference_state_db_there_and_back() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(picture(&back), original);
 }
+
+/// A PostgreSQL cluster of the test's own (Debian's `pg_createcluster`, as
+/// root), so it can be stopped without disturbing other tests; dropped at the end.
+struct OwnCluster {
+    version: String,
+    name: String,
+    port: u16,
+}
+
+impl OwnCluster {
+    fn start() -> Option<Self> {
+        let root = std::fs::metadata("/proc/self").is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == 0
+        });
+        let version = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .max_by_key(|v| v.parse::<u32>().unwrap_or(0))?;
+        if !root || !std::path::Path::new("/usr/bin/pg_createcluster").exists() {
+            return None;
+        }
+        let cluster = Self {
+            version,
+            name: format!("hermes_loss_{}", std::process::id()),
+            port: free_port(),
+        };
+        let ok = std::process::Command::new("pg_createcluster")
+            .args([
+                &cluster.version,
+                &cluster.name,
+                "-p",
+                &cluster.port.to_string(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .ok()?
+            .success();
+        if !ok || !cluster.ctl("start") {
+            return None;
+        }
+        let sql = "ALTER USER postgres PASSWORD 'loss-test'";
+        std::process::Command::new("su")
+            .args([
+                "postgres",
+                "-c",
+                &format!("psql -q -p {} -c \"{sql}\"", cluster.port),
+            ])
+            .status()
+            .ok()?;
+        Some(cluster)
+    }
+
+    fn ctl(&self, action: &str) -> bool {
+        let mut cmd = std::process::Command::new("pg_ctlcluster");
+        cmd.args([&self.version, &self.name, action]);
+        if action == "stop" {
+            cmd.args(["-m", "immediate"]);
+        }
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "postgresql://postgres:loss-test@127.0.0.1:{}/postgres",
+            self.port
+        )
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("pg_dropcluster")
+            .args(["--stop", &self.version, &self.name])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+#[test]
+fn a_database_that_goes_away_mid_turn_fails_that_turn_and_the_gateway_reconnects() {
+    use support::gateway::{auth, gateway_with_env, http_try};
+    if database().is_none() {
+        return;
+    }
+    let Some(cluster) = OwnCluster::start() else {
+        eprintln!("SKIPPED: needs root and Debian's pg_createcluster");
+        return;
+    };
+    let url = cluster.url();
+    let sb = Sandbox::start();
+    let gw = gateway_with_env(
+        &sb,
+        "sessiondb:\n  provider: postgresql\n",
+        &[("HERMES_DATABASE_URL", url.as_str())],
+    );
+    let chat = |text: &str| {
+        let (k, v) = auth();
+        let body = serde_json::json!({"messages": [{"role": "user", "content": text}]}).to_string();
+        http_try(
+            gw.port,
+            "POST",
+            "/v1/chat/completions",
+            &[(k, &v), ("X-Hermes-Session-Id", "outage-1")],
+            &body,
+        )
+        .unwrap()
+    };
+    sb.mock.push(Reply::text("first answer"));
+    assert_eq!(chat("before the outage").0, 200);
+    // The database goes away while the model answers.
+    sb.mock
+        .push(Reply::text("lost answer").with_delay(std::time::Duration::from_millis(1500)));
+    let during = {
+        let port = gw.port;
+        std::thread::spawn(move || {
+            let (k, v) = auth();
+            let body =
+                serde_json::json!({"messages": [{"role": "user", "content": "during the outage"}]})
+                    .to_string();
+            http_try(
+                port,
+                "POST",
+                "/v1/chat/completions",
+                &[(k, &v), ("X-Hermes-Session-Id", "outage-1")],
+                &body,
+            )
+            .unwrap()
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(cluster.ctl("stop"));
+    let (status, _, body) = during.join().unwrap();
+    assert_ne!(
+        status, 200,
+        "the turn whose answer could not be stored failed: {body}"
+    );
+    assert!(
+        !body.contains("loss-test"),
+        "no password in the error: {body}"
+    );
+    // Back: the same gateway process reconnects, nothing committed was lost.
+    assert!(cluster.ctl("start"));
+    sb.mock.push(Reply::text("after answer"));
+    let (status, _, body) = chat("after the outage");
+    assert_eq!(status, 200, "{body}");
+    let last = sb.mock.chat_requests().pop().unwrap().to_string();
+    assert!(
+        last.contains("before the outage") && last.contains("first answer"),
+        "the history from before the outage is there: {last}"
+    );
+}

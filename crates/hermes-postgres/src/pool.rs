@@ -22,12 +22,26 @@ pub(crate) struct Pool {
 pub(crate) struct Worker {
     client: Option<postgres::Client>,
     target: Arc<Target>,
+    last_used: std::time::Instant,
 }
+
+/// A connection idle longer than this is checked before use: the server may
+/// have restarted meanwhile, and a statement must not be the one to find out.
+const CHECK_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Worker {
     /// The connection, opened again if it broke.
     fn client(&mut self) -> Result<&mut postgres::Client, PgError> {
-        if self.client.as_ref().is_none_or(postgres::Client::is_closed) {
+        let idle = self.last_used.elapsed() > CHECK_AFTER_IDLE;
+        self.last_used = std::time::Instant::now();
+        let usable = match self.client.as_mut() {
+            Some(c) if c.is_closed() => false,
+            Some(c) if idle => c.is_valid(std::time::Duration::from_secs(5)).is_ok(),
+            Some(_) => true,
+            None => false,
+        };
+        if !usable {
+            self.client = None;
             self.client = Some(self.target.connect()?);
         }
         self.client
@@ -48,6 +62,7 @@ impl Pool {
             let mut worker = Worker {
                 client: None,
                 target: Arc::clone(&target),
+                last_used: std::time::Instant::now(),
             };
             std::thread::Builder::new()
                 .name(format!("hermes-pg-{n}"))

@@ -297,6 +297,7 @@ pub(crate) async fn assemble(
         })
         .platform(spec.source.clone())
         .client_files(spec.client_files.clone())
+        .strict_store(services.shared().is_some())
         .hidden_env(crate::secrets::credential_vars(setup))
         .environment(place.env.clone());
     match crate::auxiliary::summarizer(services, &endpoint) {

@@ -37,6 +37,7 @@ pub struct AgentBuilder {
     steer: SteerHandle,
     timing: Arc<dyn Timing>,
     hidden_env: Arc<[String]>,
+    strict_store: bool,
     environment: Option<Arc<dyn hermes_env::Environment>>,
     dynamic: Option<Arc<dyn hermes_tools::DynamicTools>>,
     processes: Option<Arc<hermes_tools::processes::ProcessTable>>,
@@ -80,6 +81,7 @@ impl AgentBuilder {
             steer: SteerHandle::default(),
             timing: Arc::new(SystemTiming),
             hidden_env: Arc::from(Vec::new()),
+            strict_store: false,
             environment: None,
             processes: None,
             checkpoints: None,
@@ -192,6 +194,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Makes a failed store write end the turn with an error (a store that
+    /// other processes share) instead of a status line.
+    pub fn strict_store(mut self, strict: bool) -> Self {
+        self.strict_store = strict;
+        self
+    }
+
     /// Environment variables (credentials) the processes tools start never inherit.
     pub fn hidden_env(mut self, names: impl Into<Arc<[String]>>) -> Self {
         self.hidden_env = names.into();
@@ -263,6 +272,8 @@ impl AgentBuilder {
             clarifier: self.clarifier,
             timing: self.timing,
             hidden_env: self.hidden_env,
+            strict_store: self.strict_store,
+            store_failure: None,
             environment: self.environment.unwrap_or_else(hermes_env::local),
             processes: self.processes.unwrap_or_default(),
             checkpoints: self.checkpoints,

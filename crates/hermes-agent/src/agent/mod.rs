@@ -102,6 +102,10 @@ pub enum AgentError {
         /// The model that did it.
         model: String,
     },
+    /// A message could not be written to a store other processes share (its
+    /// history must not diverge from theirs).
+    #[error("the session store failed during this turn: {0}")]
+    Store(String),
 }
 
 /// A conversation with a model and its tools.
@@ -144,6 +148,11 @@ pub struct Agent {
     timing: Arc<dyn Timing>,
     /// Variables the processes tools start never inherit (credentials).
     hidden_env: Arc<[String]>,
+    /// A store write that fails ends the turn with an error (a store other
+    /// processes share); otherwise it is a status line and the turn goes on.
+    strict_store: bool,
+    /// The first store write that failed in this turn.
+    store_failure: Option<String>,
     /// Where commands and file tools run.
     environment: Arc<dyn hermes_env::Environment>,
     /// The background processes this agent's tools started.
@@ -362,6 +371,9 @@ impl Agent {
             let _ = events.send(Event::Status {
                 message: format!("Could not save a message to the session store: {e}"),
             });
+            if self.strict_store && self.store_failure.is_none() {
+                self.store_failure = Some(e);
+            }
         }
         let _ = events.send(Event::MessageAppended {
             message: message.clone(),

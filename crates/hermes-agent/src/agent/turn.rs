@@ -109,7 +109,11 @@ impl Agent {
         events: &EventSink,
     ) -> Result<TurnResult, AgentError> {
         self.drop_scaffolding();
+        let store_failure = self.store_failure.take();
         let result = outcome?;
+        if let Some(e) = store_failure {
+            return Err(AgentError::Store(e));
+        }
         let _ = events.send(Event::TurnComplete {
             final_text: result.final_text.clone(),
             reason: result.reason,
