@@ -198,6 +198,15 @@ impl Docker {
     }
 }
 
+impl Docker {
+    /// Keeps the variables `names` (credentials) out of every long-lived
+    /// shell this environment starts.
+    pub fn hiding_env(mut self, names: Vec<String>) -> Self {
+        self.launchers = crate::Launchers::hiding(names);
+        self
+    }
+}
+
 impl Environment for Docker {
     fn kind(&self) -> &'static str {
         "docker"

@@ -65,6 +65,9 @@ const IDLE_LIMIT: Duration = Duration::from_secs(120);
 #[derive(Debug, Default)]
 pub struct Launchers {
     shared: Arc<Shared>,
+    /// Variables no launcher of this environment may carry (credentials):
+    /// a command could read a long-lived process's environment.
+    hidden: Vec<String>,
 }
 
 /// What the pool and its idle sweeper share.
@@ -87,6 +90,14 @@ impl Launchers {
     /// An empty pool; launchers start on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A pool whose launchers never carry the variables `hidden`.
+    pub fn hiding(hidden: Vec<String>) -> Self {
+        Self {
+            hidden,
+            ..Self::default()
+        }
     }
 
     /// Runs `job` in `env` through a launcher, handing what it prints to the
@@ -162,7 +173,9 @@ impl Launchers {
             else {
                 break;
             };
-            if l.child.try_wait().ok().flatten().is_none() {
+            // One started with a variable this job must not see is retired.
+            let clean = job.unset.iter().all(|n| l.removed.contains(n));
+            if clean && l.child.try_wait().ok().flatten().is_none() {
                 return Ok(Taken::Idle(l));
             }
             self.forget();
@@ -171,7 +184,9 @@ impl Launchers {
             self.forget();
             return Ok(Taken::Busy);
         }
-        match Launcher::start(env, job.unset, stderr).await {
+        let mut unset: Vec<String> = self.hidden.clone();
+        unset.extend(job.unset.iter().cloned());
+        match Launcher::start(env, &unset, stderr).await {
             Ok(Ok(l)) => Ok(Taken::New(l)),
             Ok(Err(died)) => {
                 self.forget();
@@ -264,6 +279,8 @@ struct Launcher {
     stderr: ChildStderr,
     out_marks: Marks,
     err_marks: Marks,
+    /// The variables removed from its environment when it started.
+    removed: std::collections::HashSet<String>,
 }
 
 impl Launcher {
@@ -301,6 +318,7 @@ impl Launcher {
             stderr: err,
             out_marks: Marks::new(&tag),
             err_marks: Marks::new(&tag),
+            removed: unset.iter().cloned().collect(),
         };
         // fd 3 keeps the launcher's stderr for the commands, while the shell's
         // own job notices ("Killed") go nowhere.

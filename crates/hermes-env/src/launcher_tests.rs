@@ -274,3 +274,62 @@ async fn futures_join_all<F: std::future::Future>(
     out.extend(results.into_iter().flatten());
     out
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_launcher_carries_a_hidden_variable() {
+    // Cargo gives the test process this variable; a launcher inherits it.
+    let name = "CARGO_MANIFEST_DIR";
+    assert!(std::env::var_os(name).is_some());
+    let dir = tempfile::tempdir().unwrap();
+    // A launcher started for a job that hides nothing has it; a job that
+    // hides it must not run there.
+    let pool = Launchers::new();
+    let first = run_in(
+        &pool,
+        &["sh", "-c", "echo ${CARGO_MANIFEST_DIR:+set}"],
+        dir.path(),
+        false,
+    )
+    .await;
+    assert_eq!(first.out, "set\n");
+    let hidden = [name.to_owned()];
+    let job = Job {
+        argv: &[
+            "sh",
+            "-c",
+            "tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^CARGO_MANIFEST_DIR=' || true",
+        ],
+        cwd: dir.path(),
+        merge_stderr: false,
+        vars: &[],
+        unset: &hidden,
+    };
+    let mut out = Vec::new();
+    pool.run(
+        &Local::default(),
+        job,
+        &mut |b| out.extend_from_slice(b),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out).trim(),
+        "0",
+        "the launcher itself lacks it"
+    );
+    // A pool made hiding it never starts a launcher with it.
+    let pool = Launchers::hiding(hidden.to_vec());
+    let probe = run_in(
+        &pool,
+        &[
+            "sh",
+            "-c",
+            "tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^CARGO_MANIFEST_DIR=' || true",
+        ],
+        dir.path(),
+        false,
+    )
+    .await;
+    assert_eq!(probe.out.trim(), "0");
+}

@@ -52,7 +52,8 @@ pub trait Environment: Send + Sync + std::fmt::Debug {
 /// The environment `settings` name, with `hermes_home` for the sandbox's
 /// per-session scratch space and `home` for credential paths to hide;
 /// `task` keys the docker container (`default` for the main sessions);
-/// `workspace` is the sandbox's one writable directory.
+/// `workspace` is the sandbox's one writable directory; `hidden` names the
+/// variables (credentials) its long-lived shells must never carry.
 pub fn from_settings(
     settings: &TerminalSettings,
     hermes_home: &Path,
@@ -60,9 +61,11 @@ pub fn from_settings(
     session_id: &str,
     task: &str,
     workspace: &Path,
+    hidden: &[String],
 ) -> Result<Arc<dyn Environment>, EnvError> {
+    let hidden = hidden.to_vec();
     match &settings.backend {
-        Backend::Local => Ok(Arc::new(Local::default())),
+        Backend::Local => Ok(Arc::new(Local::default().hiding_env(hidden))),
         Backend::Sandbox { network } => {
             let options = SandboxOptions {
                 network: *network,
@@ -73,11 +76,11 @@ pub fn from_settings(
                     .join(safe_name(session_id)),
                 hidden: sandbox::hidden_paths(hermes_home, home),
             };
-            Ok(Arc::new(Sandbox::new(options)?))
+            Ok(Arc::new(Sandbox::new(options)?.hiding_env(hidden)))
         }
-        Backend::Ssh(ssh) => Ok(Arc::new(Ssh::new(ssh.clone())?)),
+        Backend::Ssh(ssh) => Ok(Arc::new(Ssh::new(ssh.clone())?.hiding_env(hidden))),
         Backend::Docker(docker) => {
-            let env = Docker::new(docker.clone(), hermes_home, task)?;
+            let env = Docker::new(docker.clone(), hermes_home, task)?.hiding_env(hidden);
             env.reap();
             Ok(Arc::new(env))
         }

@@ -12,6 +12,15 @@ pub struct Local {
     launchers: crate::Launchers,
 }
 
+impl Local {
+    /// Keeps the variables `names` (credentials) out of every long-lived
+    /// shell this environment starts.
+    pub fn hiding_env(mut self, names: Vec<String>) -> Self {
+        self.launchers = crate::Launchers::hiding(names);
+        self
+    }
+}
+
 impl Environment for Local {
     fn kind(&self) -> &'static str {
         "local"

@@ -139,6 +139,15 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// Keeps the variables `names` (credentials) out of every long-lived
+    /// shell this environment starts.
+    pub fn hiding_env(mut self, names: Vec<String>) -> Self {
+        self.launchers = crate::Launchers::hiding(names);
+        self
+    }
+}
+
 impl Environment for Sandbox {
     fn kind(&self) -> &'static str {
         "sandbox"

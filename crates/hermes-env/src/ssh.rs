@@ -125,6 +125,15 @@ impl Drop for Ssh {
     }
 }
 
+impl Ssh {
+    /// Keeps the variables `names` (credentials) out of every long-lived
+    /// shell this environment starts.
+    pub fn hiding_env(mut self, names: Vec<String>) -> Self {
+        self.launchers = crate::Launchers::hiding(names);
+        self
+    }
+}
+
 impl Environment for Ssh {
     fn kind(&self) -> &'static str {
         "ssh"

@@ -53,6 +53,7 @@ pub async fn prepare(setup: &Setup, cwd: &std::path::Path) -> Result<Prepared, S
         &scratch,
         "default",
         cwd,
+        &crate::secrets::credential_vars(setup),
     )
     .map_err(|e| SessionError::Setup(e.to_string()))?;
     let remote_cwd = match &settings.backend {
@@ -135,6 +136,7 @@ pub(crate) fn for_subagent(
         task,
         task,
         workspace,
+        &crate::secrets::credential_vars(setup),
     )
     .unwrap_or_else(|_| parent.clone())
 }
