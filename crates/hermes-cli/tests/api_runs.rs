@@ -328,22 +328,54 @@ fn runs_need_the_key_and_answer_errors_in_the_openai_shape() {
     }
 }
 
+/// Two API-server gateways on one PostgreSQL schema (`None`, the test
+/// skipped, without a test database).
+struct Replicas {
+    _scratch: hermes_postgres::testing::Scratch,
+    sb_a: Sandbox,
+    sb_b: Sandbox,
+    a: Gateway,
+    b: Gateway,
+}
+
+impl Replicas {
+    fn start() -> Option<Self> {
+        let Some(url) = hermes_postgres::testing::database_url() else {
+            assert!(std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none());
+            eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
+            return None;
+        };
+        let scratch = hermes_postgres::testing::Scratch::new(&url).unwrap();
+        let shared = format!(
+            "sessiondb:\n  provider: postgresql\n  schema: {}\n",
+            scratch.schema
+        );
+        let env = [("HERMES_DATABASE_URL", url.as_str())];
+        let (sb_a, sb_b) = (Sandbox::start(), Sandbox::start());
+        let a = gateway_with_env(&sb_a, &shared, &env);
+        let b = gateway_with_env(&sb_b, &shared, &env);
+        Some(Self {
+            _scratch: scratch,
+            sb_a,
+            sb_b,
+            a,
+            b,
+        })
+    }
+}
+
 #[test]
 fn a_run_is_followed_and_stopped_through_another_replica() {
-    let Some(url) = hermes_postgres::testing::database_url() else {
-        assert!(std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none());
-        eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
+    let Some(Replicas {
+        _scratch,
+        sb_a,
+        sb_b: _,
+        a,
+        b,
+    }) = Replicas::start()
+    else {
         return;
     };
-    let scratch = hermes_postgres::testing::Scratch::new(&url).unwrap();
-    let shared = format!(
-        "sessiondb:\n  provider: postgresql\n  schema: {}\n",
-        scratch.schema
-    );
-    let env = [("HERMES_DATABASE_URL", url.as_str())];
-    let (sb_a, sb_b) = (Sandbox::start(), Sandbox::start());
-    let a = gateway_with_env(&sb_a, &shared, &env);
-    let b = gateway_with_env(&sb_b, &shared, &env);
 
     // Started through A; the client leaves A mid-answer and comes back to B.
     std::fs::write(sb_a.work_path("notes.txt"), "forty two\n").unwrap();
@@ -435,20 +467,16 @@ fn chat_in_session(
 
 #[test]
 fn one_turn_at_a_time_per_session_across_replicas() {
-    let Some(url) = hermes_postgres::testing::database_url() else {
-        assert!(std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none());
-        eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
+    let Some(Replicas {
+        _scratch,
+        sb_a,
+        sb_b,
+        a,
+        b,
+    }) = Replicas::start()
+    else {
         return;
     };
-    let scratch = hermes_postgres::testing::Scratch::new(&url).unwrap();
-    let shared = format!(
-        "sessiondb:\n  provider: postgresql\n  schema: {}\n",
-        scratch.schema
-    );
-    let env = [("HERMES_DATABASE_URL", url.as_str())];
-    let (sb_a, sb_b) = (Sandbox::start(), Sandbox::start());
-    let a = gateway_with_env(&sb_a, &shared, &env);
-    let b = gateway_with_env(&sb_b, &shared, &env);
     sb_a.mock
         .push(Reply::text("noted: blue").with_delay(Duration::from_millis(1500)));
     sb_b.mock.push(Reply::text("you said blue"));

@@ -471,29 +471,7 @@ fn write_postgres(
             .collect();
         tx.execute(&stmt, &refs).ctx(CTX)?;
     }
-    let known: HashSet<String> = sessions
-        .iter()
-        .filter_map(|r| match &r[0] {
-            Val::Text(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
-    for row in &sessions {
-        if let (Val::Text(id), Val::Text(parent)) = (&row[0], &row[PARENT]) {
-            let exists = known.contains(parent)
-                || tx
-                    .query_opt("SELECT 1 FROM sessions WHERE id = $1", &[&enc(parent)])
-                    .ctx(CTX)?
-                    .is_some();
-            if exists {
-                tx.execute(
-                    "UPDATE sessions SET parent_session_id = $2 WHERE id = $1",
-                    &[&enc(id), &enc(parent)],
-                )
-                .ctx(CTX)?;
-            }
-        }
-    }
+    link_parents(&mut tx, &sessions)?;
     for (table, spec, key, rows) in [
         ("messages", MESSAGES, "id", &messages),
         ("session_model_usage", USAGE, USAGE_KEY, &usage),
@@ -519,6 +497,36 @@ fn write_postgres(
     )
     .ctx(CTX)?;
     tx.commit().ctx(CTX)
+}
+
+/// Sets each copied session's parent once every session exists (a parent
+/// neither copied nor already in the target stays unlinked).
+fn link_parents(tx: &mut postgres::Transaction<'_>, sessions: &[Row]) -> Result<(), PgError> {
+    const CTX: &str = "copying sessions into PostgreSQL";
+    let known: HashSet<String> = sessions
+        .iter()
+        .filter_map(|r| match &r[0] {
+            Val::Text(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    for row in sessions {
+        if let (Val::Text(id), Val::Text(parent)) = (&row[0], &row[PARENT]) {
+            let exists = known.contains(parent)
+                || tx
+                    .query_opt("SELECT 1 FROM sessions WHERE id = $1", &[&enc(parent)])
+                    .ctx(CTX)?
+                    .is_some();
+            if exists {
+                tx.execute(
+                    "UPDATE sessions SET parent_session_id = $2 WHERE id = $1",
+                    &[&enc(id), &enc(parent)],
+                )
+                .ctx(CTX)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Copies every session of `store` into state.db at `path` (created when

@@ -10,7 +10,7 @@
 
 use hermes_state::session_db::{
     SearchHit, SearchQuery, SearchSort, StoredMessage, contains_cjk, content_text, count_cjk,
-    is_operator, like_escape, sanitize_fts5_query,
+    fts5_terms, is_operator, like_escape, sanitize_fts5_query,
 };
 use postgres::types::ToSql;
 
@@ -35,22 +35,6 @@ enum Term {
     Op(&'static str),
 }
 
-/// Splits a sanitised expression into terms, keeping `"quoted phrases"` whole.
-fn split_terms(sanitized: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = sanitized.trim_start();
-    while !rest.is_empty() {
-        let end = if let Some(body) = rest.strip_prefix('"') {
-            body.find('"').map_or(rest.len(), |i| i + 2)
-        } else {
-            rest.find(char::is_whitespace).unwrap_or(rest.len())
-        };
-        out.push(&rest[..end]);
-        rest = rest[end..].trim_start();
-    }
-    out
-}
-
 /// Words as `unicode61` splits them: runs of letters and digits, lowercased.
 fn words_of(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
@@ -60,7 +44,7 @@ fn words_of(text: &str) -> Vec<String> {
 }
 
 fn terms(sanitized: &str) -> Vec<Term> {
-    split_terms(sanitized)
+    fts5_terms(sanitized)
         .into_iter()
         .filter_map(|t| {
             if is_operator(t) {
@@ -127,7 +111,7 @@ fn tsquery(sanitized: &str) -> Option<String> {
 fn substring_terms(sanitized: &str) -> Option<Vec<(Option<&'static str>, String)>> {
     let mut out = Vec::new();
     let mut pending = None;
-    for t in split_terms(sanitized) {
+    for t in fts5_terms(sanitized) {
         if is_operator(t) {
             pending = Some(match t.to_ascii_uppercase().as_str() {
                 "OR" => "OR",

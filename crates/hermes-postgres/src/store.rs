@@ -8,7 +8,8 @@ use hermes_protocol::Message;
 use hermes_state::DbError;
 use hermes_state::session_db::{
     MSG_COLS, MessageExtra, MessageRecord, NewSession, SESSION_COLS, SessionRouting, SessionRow,
-    StoredMessage, UsageDelta, json_truthy, like_escape, py_json_dumps, replay, sanitize_title,
+    StoredMessage, UsageDelta, json_truthy, like_escape, lineage_base, next_in_lineage,
+    py_json_dumps, replay, sanitize_title,
 };
 use hermes_state::store::{SessionStore, StoreError};
 use postgres::Row;
@@ -525,10 +526,7 @@ fn resolve(c: &mut postgres::Client, key: &str) -> Result<Option<String>, PgErro
 }
 
 fn next_title_in_lineage(c: &mut postgres::Client, title: &str) -> Result<String, PgError> {
-    let base = match title.rsplit_once(" #") {
-        Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => b,
-        _ => title,
-    };
+    let base = lineage_base(title);
     let pattern = format!("{} #%", like_escape(&enc(base)));
     let titles: Vec<String> = c
         .query(
@@ -539,16 +537,7 @@ fn next_title_in_lineage(c: &mut postgres::Client, title: &str) -> Result<String
         .iter()
         .map(|r| dec(r.get(0)))
         .collect();
-    if titles.is_empty() {
-        return Ok(base.to_owned());
-    }
-    let highest = titles
-        .iter()
-        .filter_map(|t| t.rsplit_once(" #").and_then(|(_, n)| n.parse::<u64>().ok()))
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    Ok(format!("{base} #{}", highest + 1))
+    Ok(next_in_lineage(base, &titles))
 }
 
 fn most_recent(c: &mut postgres::Client, source: Option<&str>) -> Result<Option<String>, PgError> {

@@ -193,8 +193,8 @@ impl Services {
             .map(|o| Arc::clone(&o.sessions))
     }
 
-    /// This process's name in leases it takes.
-    pub(crate) fn replica(&self) -> &str {
+    /// This process's name in the leases it takes (host, pid, a random part).
+    pub fn replica(&self) -> &str {
         self.inner.replica.get_or_init(crate::turn_lease::holder)
     }
 

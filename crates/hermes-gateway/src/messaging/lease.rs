@@ -114,15 +114,3 @@ impl PollLease {
         (self.ttl / 6).max(Duration::from_millis(100))
     }
 }
-
-/// This replica's name in leases: host, process and a random part (two
-/// processes never share one, even with a reused pid).
-pub fn replica_id() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "host".into());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("{host}:{}:{nanos:08x}", std::process::id())
-}

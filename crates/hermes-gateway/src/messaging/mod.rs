@@ -190,7 +190,7 @@ impl Messaging {
         };
         let replicas = shared.map(|shared| Replicas {
             coordinator: shared.coordinator,
-            holder: lease::replica_id(),
+            holder: manager.services().replica().to_owned(),
             ttl: lease_ttl(&manager.services().setup().config),
         });
         let http = hermes_llm::SharedHttp::new(Duration::from_secs(10))

@@ -98,7 +98,7 @@ pub(crate) fn literal_query(sanitized: &str) -> Option<String> {
 }
 
 /// Splits a sanitised query into terms, keeping `"quoted phrases"` whole.
-fn terms(sanitized: &str) -> Vec<&str> {
+pub fn terms(sanitized: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = sanitized.trim_start();
     while !rest.is_empty() {

@@ -41,12 +41,14 @@ use rusqlite::Connection;
 pub use bulk::{BulkCandidate, SessionFilter};
 pub use conn::{Durability, JournalMode};
 pub use error::DbError;
-pub use fts_query::{contains_cjk, count_cjk, is_operator, sanitize_fts5_query};
+pub use fts_query::{
+    contains_cjk, count_cjk, is_operator, sanitize_fts5_query, terms as fts5_terms,
+};
 pub use gateway::{GatewaySession, SessionRouting};
 pub use messages::{CONTENT_JSON_PREFIX, MSG_COLS, MessageRecord, content_text, replay};
 pub use pyjson::dumps as py_json_dumps;
 pub use repair::RepairReport;
-pub use sessions::{SESSION_COLS, json_truthy};
+pub use sessions::{SESSION_COLS, json_truthy, lineage_base, next_in_lineage};
 pub use sql::like_escape;
 pub use text::{MAX_TITLE_LENGTH, sanitize_title};
 pub use types::{

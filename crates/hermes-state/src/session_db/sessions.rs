@@ -58,6 +58,29 @@ pub(crate) fn session_row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
     })
 }
 
+/// A title without its lineage number (`"t #3"` → `"t"`).
+pub fn lineage_base(title: &str) -> &str {
+    match title.rsplit_once(" #") {
+        Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => b,
+        _ => title,
+    }
+}
+
+/// The next title of the lineage `base` given the `titles` already in it
+/// (`"t"` → `"t #2"` → `"t #3"` …; the unnumbered original counts as #1).
+pub fn next_in_lineage(base: &str, titles: &[String]) -> String {
+    if titles.is_empty() {
+        return base.to_owned();
+    }
+    let highest = titles
+        .iter()
+        .filter_map(|t| t.rsplit_once(" #").and_then(|(_, n)| n.parse::<u64>().ok()))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    format!("{base} #{}", highest + 1)
+}
+
 /// Python truthiness of a JSON value (`if model_config:` in the reference).
 pub fn json_truthy(v: &Value) -> bool {
     match v {
@@ -251,10 +274,7 @@ impl SessionDb {
     /// highest number in use (the unnumbered original counts as #1), like the reference.
     pub fn next_title_in_lineage(&self, title: &str) -> Result<String, DbError> {
         const CTX: &str = "numbering a title";
-        let base = match title.rsplit_once(" #") {
-            Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => b,
-            _ => title,
-        };
+        let base = lineage_base(title);
         let pattern = format!("{} #%", sql::like_escape(base));
         let mut stmt = self
             .conn
@@ -265,16 +285,7 @@ impl SessionDb {
             .ctx(CTX)?
             .collect::<Result<_, _>>()
             .ctx(CTX)?;
-        if titles.is_empty() {
-            return Ok(base.to_owned());
-        }
-        let highest = titles
-            .iter()
-            .filter_map(|t| t.rsplit_once(" #").and_then(|(_, n)| n.parse::<u64>().ok()))
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        Ok(format!("{base} #{}", highest + 1))
+        Ok(next_in_lineage(base, &titles))
     }
 
     /// Resolves a title to a session id, preferring the newest numbered continuation
