@@ -168,6 +168,16 @@ fn text(v: &Value) -> &str {
 pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
     let home = crate::chat::home()?;
     let root = home.root().to_path_buf();
+    // The jobs live where the session store says: the home's files, or the
+    // shared database (opened only by the actions that read jobs).
+    let book = || -> Result<jobs::Book> {
+        let setup = crate::chat::load_setup(flags)?;
+        let docs = hermes_session::stores::documents(&setup).map_err(anyhow::Error::msg)?;
+        Ok(jobs::Book {
+            home: root.clone(),
+            docs,
+        })
+    };
     let mut out = std::io::stdout().lock();
     let fail = |message: String| -> Result<ExitCode> {
         writeln!(std::io::stderr(), "{message}")?;
@@ -175,7 +185,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
     };
     match args.action.unwrap_or(CronAction::List { all: false }) {
         CronAction::List { all } => {
-            let listed = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let listed = jobs::load(&book()?).map_err(anyhow::Error::msg)?;
             let shown: Vec<&Value> = listed
                 .iter()
                 .filter(|j| all || j["enabled"].as_bool().unwrap_or(true))
@@ -298,7 +308,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                     "     Start it with: hermes gateway run   (or run `hermes cron tick` from a crontab)"
                 )?;
             }
-            jobs::add(&root, job, now()).map_err(anyhow::Error::msg)?;
+            jobs::add(&book()?, job, now()).map_err(anyhow::Error::msg)?;
         }
         CronAction::Edit {
             job,
@@ -316,7 +326,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             agent,
             workdir,
         } => {
-            let all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let all = jobs::load(&book()?).map_err(anyhow::Error::msg)?;
             let Ok(i) = jobs::find(&all, &job) else {
                 return fail(format!("Job not found: {job}"));
             };
@@ -340,7 +350,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             if no_agent || agent {
                 changes["no_agent"] = Value::Bool(no_agent);
             }
-            match jobs::update(&root, &job, &changes, now(), &zone(flags)?) {
+            match jobs::update(&book()?, &job, &changes, now(), &zone(flags)?) {
                 Ok(j) => {
                     writeln!(
                         out,
@@ -362,11 +372,11 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                 Err(e) => return fail(format!("Failed to update job: {e}")),
             }
         }
-        CronAction::Pause { job } => match jobs::pause(&root, &job, now()) {
+        CronAction::Pause { job } => match jobs::pause(&book()?, &job, now()) {
             Ok(j) => writeln!(out, "Paused job: {} ({})", text(&j["name"]), text(&j["id"]))?,
             Err(_) => return fail(format!("Job not found: {job}")),
         },
-        CronAction::Resume { job } => match jobs::resume(&root, &job, now(), &zone(flags)?) {
+        CronAction::Resume { job } => match jobs::resume(&book()?, &job, now(), &zone(flags)?) {
             Ok(j) => {
                 writeln!(
                     out,
@@ -382,7 +392,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
             }
             Err(_) => return fail(format!("Job not found: {job}")),
         },
-        CronAction::Remove { job } => match jobs::remove(&root, &job, now()) {
+        CronAction::Remove { job } => match jobs::remove(&book()?, &job, now()) {
             Ok(j) => writeln!(
                 out,
                 "Removed job: {} ({})",
@@ -394,7 +404,8 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
         CronAction::Run { job } => {
             let manager = delivering_manager(flags)?;
             drop(out);
-            return match run::run_job(&manager, &root, &job).await {
+            let book = run::book(&manager).map_err(anyhow::Error::msg)?;
+            return match run::run_job(&manager, &book, &job).await {
                 Ok(outcome) => {
                     let mut out = std::io::stdout().lock();
                     writeln!(out, "Triggered job: {} ({})", outcome.name, outcome.job_id)?;
@@ -402,8 +413,13 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                         Ok(_) => writeln!(out, "  Ran now: succeeded.")?,
                         Err(e) => writeln!(out, "  Ran now: failed. {e}")?,
                     }
-                    if let Some(path) = &outcome.output {
-                        writeln!(out, "  Output: {}", path.display())?;
+                    if let Some(name) = &outcome.output {
+                        let file = root.join(name);
+                        if file.is_file() {
+                            writeln!(out, "  Output: {}", file.display())?;
+                        } else {
+                            writeln!(out, "  Output: {name} (in the session database)")?;
+                        }
                     }
                     if let Some(e) = &outcome.delivery_error {
                         writeln!(out, "  Delivery failed: {e}")?;
@@ -450,7 +466,7 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                     )?;
                 }
             }
-            let all = jobs::load(&root).map_err(anyhow::Error::msg)?;
+            let all = jobs::load(&book()?).map_err(anyhow::Error::msg)?;
             let active: Vec<&Value> = all
                 .iter()
                 .filter(|j| j["enabled"].as_bool().unwrap_or(true))

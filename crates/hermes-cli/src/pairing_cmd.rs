@@ -42,7 +42,8 @@ enum PairingAction {
 
 /// Runs a `hermes pairing` action.
 pub fn run(args: PairingArgs, setup: &Setup) -> Result<ExitCode> {
-    let store = PairingStore::new(setup.home.root());
+    let docs = hermes_session::stores::documents(setup).map_err(anyhow::Error::msg)?;
+    let store = PairingStore::with_documents(docs);
     let mut out = std::io::stdout().lock();
     let Some(action) = args.action else {
         writeln!(

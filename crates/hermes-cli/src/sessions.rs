@@ -204,23 +204,7 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
                     .map(|s| s.id)
                     .collect(),
             };
-            let mut text = String::new();
-            for id in &ids {
-                if let Some(export) = db.export_session(id)? {
-                    text.push_str(&serde_json::to_string(&export)?);
-                    text.push('\n');
-                }
-            }
-            if output == "-" {
-                out.write_all(text.as_bytes())?;
-            } else {
-                std::fs::write(&output, text).with_context(|| format!("cannot write {output}"))?;
-                writeln!(
-                    std::io::stderr(),
-                    "Exported {} session(s) to {output}",
-                    ids.len()
-                )?;
-            }
+            write_export(&mut out, &ids, &output, |id| Ok(db.export_session(id)?))?;
         }
         SessionsAction::Delete { session_id, yes } => {
             let id = resolve(&db, &session_id)?;
@@ -279,6 +263,33 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
     }
     db.close()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hermes sessions export`: one JSON line per session, to `output` or stdout (`-`).
+fn write_export(
+    out: &mut impl Write,
+    ids: &[String],
+    output: &str,
+    export: impl Fn(&str) -> Result<Option<serde_json::Value>>,
+) -> Result<()> {
+    let mut text = String::new();
+    for id in ids {
+        if let Some(export) = export(id)? {
+            text.push_str(&serde_json::to_string(&export)?);
+            text.push('\n');
+        }
+    }
+    if output == "-" {
+        out.write_all(text.as_bytes())?;
+    } else {
+        std::fs::write(output, text).with_context(|| format!("cannot write {output}"))?;
+        writeln!(
+            std::io::stderr(),
+            "Exported {} session(s) to {output}",
+            ids.len()
+        )?;
+    }
+    Ok(())
 }
 
 /// Replaces this process with `hermes --resume ID`, as the reference relaunches.
@@ -340,6 +351,7 @@ fn search(
 /// postgresql`); the others say how to get at the sessions.
 fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCode> {
     use hermes_session::SessionStore;
+    use hermes_state::store::SessionAdmin;
     let store = hermes_postgres::PgStore::open(hermes_postgres::Target::parse(url, schema)?)?;
     let mut out = std::io::stdout().lock();
     let named = |key: &str| -> Result<String> {
@@ -349,18 +361,49 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
     };
     match action {
         SessionsAction::List { source, limit } => {
-            let wanted = if source.is_some() {
-                limit.max(1) * 20
-            } else {
-                limit
-            };
-            let rows: Vec<SessionSummary> = store
-                .recent_sessions(wanted)?
-                .into_iter()
-                .filter(|r| source.as_ref().is_none_or(|s| &r.source == s))
-                .take(limit)
-                .collect();
+            let rows = store.list_sessions(&ListFilter {
+                source,
+                limit,
+                ..ListFilter::default()
+            })?;
             list(&mut out, &rows)?;
+        }
+        SessionsAction::Show {
+            session,
+            json: true,
+        } => {
+            let id = named(&session)?;
+            let export = store
+                .export_session(&id)?
+                .with_context(|| format!("session {id} not found"))?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&export)?)?;
+        }
+        SessionsAction::Export {
+            output,
+            session_id,
+            source,
+        } => {
+            let ids: Vec<String> = match session_id {
+                Some(key) => vec![named(&key)?],
+                None => store
+                    .list_sessions(&ListFilter {
+                        source,
+                        limit: usize::MAX,
+                        include_children: true,
+                        ..ListFilter::default()
+                    })?
+                    .into_iter()
+                    .map(|s| s.id)
+                    .collect(),
+            };
+            write_export(&mut out, &ids, &output, |id| Ok(store.export_session(id)?))?;
+        }
+        SessionsAction::Delete { session_id, yes } => {
+            let id = named(&session_id)?;
+            confirm(yes, &format!("Delete session {id} and all its messages?"))?;
+            if store.delete_session(&id)? {
+                writeln!(out, "Deleted session {id}.")?;
+            }
         }
         SessionsAction::Show {
             session,
@@ -385,9 +428,10 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
             writeln!(out, "Database:  {}", store.target().describe())?;
         }
         _ => bail!(
-            "this `hermes sessions` action reads state.db, and sessions live in PostgreSQL \
-             (sessiondb.provider: postgresql): list, show, search, rename and stats work there; \
-             for the others copy them out first with `hermes sessions migrate --to PATH/state.db`"
+            "this `hermes sessions` action works on state.db, and sessions live in PostgreSQL \
+             (sessiondb.provider: postgresql): list, show, search, export, delete, rename and \
+             stats work there; for the others copy them out first with \
+             `hermes sessions migrate --to PATH/state.db`"
         ),
     }
     Ok(ExitCode::SUCCESS)

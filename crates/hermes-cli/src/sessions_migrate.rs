@@ -1,8 +1,9 @@
 //! `hermes sessions migrate --to postgresql://…|PATH`: copies every session,
 //! message and usage row between this home's state.db (or another file) and
 //! a PostgreSQL database, in either direction, then verifies the copy (row
-//! counts and a checksum of what was copied, read back). Running it again
-//! updates what the first run wrote.
+//! counts and a checksum of what was copied, read back). The cron jobs and
+//! outputs and the pairing files beside the state.db go too. Running it
+//! again updates what the first run wrote.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use anyhow::{Context, Result, bail};
 use hermes_postgres::{CopyReport, PgStore, Target};
 use hermes_session::stores::StoreChoice;
 use hermes_state::Env;
+use hermes_state::documents::{self, Documents, HomeDocuments};
 
 fn is_url(s: &str) -> bool {
     s.starts_with("postgresql://") || s.starts_with("postgres://")
@@ -53,8 +55,10 @@ pub fn run(env: Env, to: &str, from: Option<&str>, schema: Option<&str>) -> Resu
                     store.target().describe()
                 )
             })?;
+        let home = file.parent().unwrap_or(std::path::Path::new("."));
+        let documents = copy_documents(&HomeDocuments::new(home), &store)?;
         (
-            report,
+            (report, documents),
             file.display().to_string(),
             store.target().describe(),
         )
@@ -80,14 +84,29 @@ pub fn run(env: Env, to: &str, from: Option<&str>, schema: Option<&str>) -> Resu
                     file.display()
                 )
             })?;
+        let home = file.parent().unwrap_or(std::path::Path::new("."));
+        let documents = copy_documents(&store, &HomeDocuments::new(home))?;
         (
-            report,
+            (report, documents),
             store.target().describe(),
             file.display().to_string(),
         )
     };
-    print(&report, &from_text, &to_text)?;
+    print(&report.0, &from_text, &to_text)?;
+    if report.1 > 0 {
+        writeln!(
+            std::io::stdout(),
+            "Copied {} cron and pairing files (read back the same).",
+            report.1
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cron jobs and outputs and the pairing files go with the sessions.
+fn copy_documents(from: &dyn Documents, to: &dyn Documents) -> Result<usize> {
+    documents::copy_all(from, to, documents::SHARED_FOLDERS)
+        .context("copying the cron and pairing files")
 }
 
 fn print(r: &CopyReport, from: &str, to: &str) -> Result<()> {

@@ -61,6 +61,21 @@ impl Coordinator for PgStore {
     }
 }
 
+/// Whether `fence`'s lease is still held with its token; `FOR SHARE`, so no
+/// other replica takes it before the transaction commits.
+pub(crate) fn fence_held(
+    tx: &mut postgres::Transaction<'_>,
+    fence: &Fence,
+) -> Result<bool, postgres::Error> {
+    Ok(tx
+        .query_opt(
+            "SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND token = $3 \
+             AND expires_at > now() FOR SHARE",
+            &[&fence.lease, &fence.holder, &fence.token],
+        )?
+        .is_some())
+}
+
 impl InboxStore for PgStore {
     fn cursor(&self, platform: &str) -> Result<Option<String>, StoreError> {
         let platform = own(platform);
@@ -88,19 +103,10 @@ impl InboxStore for PgStore {
         Ok(self.with(move |c| {
             const CTX: &str = "storing received messages";
             let mut tx = c.transaction().ctx(CTX)?;
-            if let Some(f) = &fence {
-                // FOR SHARE: no other replica takes the lease before this commits.
-                let held = tx
-                    .query_opt(
-                        "SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND token = $3 \
-                         AND expires_at > now() FOR SHARE",
-                        &[&f.lease, &f.holder, &f.token],
-                    )
-                    .ctx(CTX)?
-                    .is_some();
-                if !held {
-                    return Ok(Accepted::Fenced);
-                }
+            if let Some(f) = &fence
+                && !fence_held(&mut tx, f).ctx(CTX)?
+            {
+                return Ok(Accepted::Fenced);
             }
             let at = now();
             let mut fresh = Vec::new();

@@ -7,18 +7,7 @@ use hermes_state::store::{HistoryReader, SessionStore, StoreError};
 
 use crate::error::Ctx;
 use crate::store::{PgStore, stored_message};
-use crate::text::{dec, dec_opt, enc};
-
-/// A first user message as a one-line preview (60 characters and "...").
-fn preview(text: Option<String>) -> String {
-    let flat = text.unwrap_or_default().replace(['\n', '\r'], " ");
-    let flat = flat.trim();
-    if flat.chars().count() > 60 {
-        format!("{}...", flat.chars().take(60).collect::<String>())
-    } else {
-        flat.to_owned()
-    }
-}
+use crate::text::enc;
 
 impl HistoryReader for PgStore {
     fn session_row(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
@@ -74,34 +63,14 @@ impl HistoryReader for PgStore {
     }
 
     fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionSummary>, StoreError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        Ok(self.with(move |c| {
-            Ok(c.query(
-                "SELECT s.id, s.source, s.model, s.title, s.started_at, s.ended_at, \
-                 COALESCE(s.message_count, 0), \
-                 (SELECT content FROM messages m WHERE m.session_id = s.id AND m.role = 'user' \
-                  ORDER BY m.id LIMIT 1), \
-                 COALESCE((SELECT MAX(timestamp) FROM messages m WHERE m.session_id = s.id), \
-                  s.started_at), s.parent_session_id \
-                 FROM sessions s WHERE s.archived = 0 ORDER BY s.started_at DESC LIMIT $1",
-                &[&limit],
-            )
-            .ctx("listing sessions")?
-            .iter()
-            .map(|r| SessionSummary {
-                id: dec(r.get(0)),
-                source: dec(r.get(1)),
-                model: dec_opt(r.get(2)),
-                title: dec_opt(r.get(3)),
-                started_at: r.get(4),
-                ended_at: r.get(5),
-                message_count: r.get(6),
-                preview: preview(dec_opt(r.get(7))),
-                last_active: r.get(8),
-                parent_session_id: dec_opt(r.get(9)),
-            })
-            .collect())
-        })?)
+        // As state.db lists them: children hidden, compressed chains as their tip.
+        hermes_state::store::SessionAdmin::list_sessions(
+            self,
+            &hermes_state::session_db::ListFilter {
+                limit,
+                ..hermes_state::session_db::ListFilter::default()
+            },
+        )
     }
 
     fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>, StoreError> {

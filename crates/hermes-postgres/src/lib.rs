@@ -12,11 +12,14 @@
 //! threads that own the connections: callers may be on any runtime (the CLI
 //! runs a single-threaded one) and block only on a channel.
 
+mod admin;
 mod coordination;
+mod documents;
 mod copy;
 mod error;
 mod history;
 mod pool;
+mod responses;
 mod runs;
 mod schema;
 mod search;

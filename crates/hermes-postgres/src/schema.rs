@@ -214,6 +214,25 @@ CREATE TABLE IF NOT EXISTS run_signals (
     created_at DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_run_signals_run ON run_signals(run_id, id);
+-- Small documents (HERMES_HOME files on one machine: cron/jobs.json, cron
+-- outputs, the pairing files), by their path relative to the home.
+CREATE TABLE IF NOT EXISTS documents (
+    name TEXT PRIMARY KEY,
+    body TEXT NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+-- The API server's stored responses and named conversations
+-- (response_store.db on one machine).
+CREATE TABLE IF NOT EXISTS api_responses (
+    response_id TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    accessed_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_api_responses_accessed ON api_responses(accessed_at);
+CREATE TABLE IF NOT EXISTS api_conversations (
+    name TEXT PRIMARY KEY,
+    response_id TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     scope TEXT NOT NULL,
     key TEXT NOT NULL,

@@ -95,13 +95,9 @@ impl Services {
         Self::with_store(setup, Err("no session store in this command".into()))
     }
 
-    /// Services over `setup` with another session store (or none, with the reason).
-    pub fn with_store(setup: Setup, store: Result<Arc<dyn SessionStore>, String>) -> Self {
-        let opened = store.map(|sessions| crate::stores::Opened {
-            sessions,
-            shared: None,
-        });
-        Self::build(setup, OnceLock::from(opened))
+    /// Services over `setup` with another opened store (or none, with the reason).
+    pub fn with_store(setup: Setup, store: Result<crate::stores::Opened, String>) -> Self {
+        Self::build(setup, OnceLock::from(store))
     }
 
     fn build(setup: Setup, store: OnceLock<Result<crate::stores::Opened, String>>) -> Self {
@@ -193,6 +189,14 @@ impl Services {
             .map(|o| Arc::clone(&o.sessions))
     }
 
+    /// Listing, exporting and deleting sessions, when the store could be opened.
+    pub fn admin(&self) -> Option<Arc<dyn hermes_state::store::SessionAdmin>> {
+        self.opened_store()
+            .as_ref()
+            .ok()
+            .map(|o| Arc::clone(&o.admin))
+    }
+
     /// This process's name in the leases it takes (host, pid, a random part).
     pub fn replica(&self) -> &str {
         self.inner.replica.get_or_init(crate::turn_lease::holder)
@@ -205,6 +209,30 @@ impl Services {
             .as_ref()
             .ok()
             .and_then(|o| o.shared.clone())
+    }
+
+    /// Cron jobs and outputs, pairing files: the database's when replicas
+    /// share one, else the files under the home. An error when the
+    /// configured database could not be opened.
+    pub fn documents(&self) -> Result<Arc<dyn hermes_state::documents::Documents>, String> {
+        match self.shared() {
+            Some(shared) => Ok(shared.documents),
+            None => match self.required_store_error() {
+                Some(e) => Err(e),
+                None => Ok(Arc::new(hermes_state::documents::HomeDocuments::new(
+                    self.inner.setup.home.root(),
+                ))),
+            },
+        }
+    }
+
+    /// The API server's stored responses: the database's when replicas
+    /// share one, else `response_store.db` under the home.
+    pub fn responses(&self) -> Arc<dyn hermes_state::responses::ResponseStore> {
+        match self.shared() {
+            Some(shared) => shared.responses,
+            None => crate::stores::local_responses(&self.inner.setup),
+        }
     }
 
     /// Why there is no store, when there is none.

@@ -53,6 +53,61 @@ impl SqliteStore {
     }
 }
 
+impl hermes_state::store::HistoryReader for SqliteStore {
+    fn session_row(&self, id: &str) -> Result<Option<hermes_state::SessionRow>, StoreError> {
+        self.with(|db| db.get_session(id))
+    }
+
+    fn messages(&self, id: &str) -> Result<Vec<hermes_state::StoredMessage>, StoreError> {
+        self.with(|db| db.messages(id))
+    }
+
+    fn messages_around(
+        &self,
+        id: &str,
+        anchor: i64,
+        window: usize,
+    ) -> Result<Vec<hermes_state::StoredMessage>, StoreError> {
+        self.with(|db| db.messages_around(id, anchor, window))
+    }
+
+    fn recent_sessions(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<hermes_state::SessionSummary>, StoreError> {
+        self.with(|db| {
+            db.list_sessions(&hermes_state::ListFilter {
+                limit,
+                ..hermes_state::ListFilter::default()
+            })
+        })
+    }
+
+    fn search(
+        &self,
+        query: &hermes_state::SearchQuery,
+    ) -> Result<Vec<hermes_state::SearchHit>, StoreError> {
+        self.with(|db| db.search(query))
+    }
+}
+
+impl hermes_state::store::SessionAdmin for SqliteStore {
+    fn list_sessions(
+        &self,
+        filter: &hermes_state::ListFilter,
+    ) -> Result<Vec<hermes_state::SessionSummary>, StoreError> {
+        self.with(|db| db.list_sessions(filter))
+    }
+
+    fn export_session(&self, id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        self.with(|db| db.export_session(id))
+    }
+
+    fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.with(|db| db.delete_session(id))
+    }
+}
+
 impl SessionStore for SqliteStore {
     fn create_session(&self, session: &NewSession) -> Result<(), StoreError> {
         self.with(|db| db.create_session(session))

@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use hermes_postgres::{PgStore, Target};
 use hermes_state::coordination::{Coordinator, InboxStore, Notifier};
+use hermes_state::documents::{Documents, HomeDocuments};
+use hermes_state::responses::{ResponseStore, SqliteResponses};
 use hermes_state::runs::RunStore;
+use hermes_state::store::SessionAdmin;
 
 use crate::Setup;
 use crate::store::{SessionStore, SqliteStore};
@@ -72,6 +75,8 @@ pub fn choice(setup: &Setup) -> Result<StoreChoice, String> {
 pub struct Opened {
     /// Sessions and their messages.
     pub sessions: Arc<dyn SessionStore>,
+    /// Listing, exporting and deleting sessions.
+    pub admin: Arc<dyn SessionAdmin>,
     /// What replicas share beyond sessions (`None` on state.db).
     pub shared: Option<Shared>,
 }
@@ -89,6 +94,10 @@ pub struct Shared {
     pub notifier: Arc<dyn Notifier>,
     /// Past sessions, for `session_search`.
     pub history: Arc<dyn hermes_state::store::HistoryReader + Send + Sync>,
+    /// Cron jobs and outputs, pairing files.
+    pub documents: Arc<dyn Documents>,
+    /// The API server's stored responses.
+    pub responses: Arc<dyn ResponseStore>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -101,9 +110,13 @@ impl std::fmt::Debug for Shared {
 pub fn open(setup: &Setup) -> Result<Opened, String> {
     match choice(setup)? {
         StoreChoice::Sqlite => SqliteStore::open(&setup.home.state_db())
-            .map(|s| Opened {
-                sessions: Arc::new(s),
-                shared: None,
+            .map(|s| {
+                let s = Arc::new(s);
+                Opened {
+                    sessions: s.clone(),
+                    admin: s,
+                    shared: None,
+                }
             })
             .map_err(|e| format!("cannot open {}: {}", setup.home.state_db().display(), e.0)),
         StoreChoice::Postgres { url, schema } => {
@@ -113,12 +126,15 @@ pub fn open(setup: &Setup) -> Result<Opened, String> {
             let store = Arc::new(store);
             Ok(Opened {
                 sessions: store.clone(),
+                admin: store.clone(),
                 shared: Some(Shared {
                     coordinator: store.clone(),
                     inbox: store.clone(),
                     runs: store.clone(),
                     notifier: store.clone(),
-                    history: store,
+                    history: store.clone(),
+                    documents: store.clone(),
+                    responses: store,
                 }),
             })
         }
@@ -129,4 +145,24 @@ pub fn open(setup: &Setup) -> Result<Opened, String> {
 /// configured database) rather than turn history off (state.db).
 pub fn required(setup: &Setup) -> bool {
     !matches!(choice(setup), Ok(StoreChoice::Sqlite))
+}
+
+/// The documents (cron jobs and outputs, pairing files) of `setup`'s store:
+/// the files under the home on state.db, the database's rows on PostgreSQL
+/// (opened here; an unreachable database is an error).
+pub fn documents(setup: &Setup) -> Result<Arc<dyn Documents>, String> {
+    match choice(setup)? {
+        StoreChoice::Sqlite => Ok(Arc::new(HomeDocuments::new(setup.home.root()))),
+        StoreChoice::Postgres { .. } => open(setup)?
+            .shared
+            .map(|s| s.documents)
+            .ok_or_else(|| "the configured database keeps no documents".to_owned()),
+    }
+}
+
+/// The API server's response store on state.db's machine.
+pub fn local_responses(setup: &Setup) -> Arc<dyn ResponseStore> {
+    Arc::new(SqliteResponses::open(
+        &setup.home.root().join("response_store.db"),
+    ))
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use hermes_protocol::Message;
 
 use crate::session_db::{
-    MessageExtra, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow, SessionSummary,
+    ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow, SessionSummary,
     StoredMessage, UsageDelta,
 };
 
@@ -115,6 +115,18 @@ pub trait HistoryReader {
     fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionSummary>, StoreError>;
     /// Full-text search (FTS5's syntax and results).
     fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>, StoreError>;
+}
+
+/// Managing stored sessions (`hermes sessions`, `/api/sessions`): pages of
+/// the list, exports, deletion, on state.db and the shared database alike.
+pub trait SessionAdmin: HistoryReader + Send + Sync {
+    /// Sessions, newest start first, as `SessionDb::list_sessions` pages them.
+    fn list_sessions(&self, filter: &ListFilter) -> Result<Vec<SessionSummary>, StoreError>;
+    /// A session's row and active messages as one JSON object (every column).
+    fn export_session(&self, id: &str) -> Result<Option<serde_json::Value>, StoreError>;
+    /// Deletes a session, its messages and its subagent runs (other children
+    /// are detached); whether it existed.
+    fn delete_session(&self, id: &str) -> Result<bool, StoreError>;
 }
 
 impl HistoryReader for crate::session_db::SessionDb {

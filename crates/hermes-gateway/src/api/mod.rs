@@ -77,7 +77,7 @@ impl AppState {
     pub fn new(config: ApiServerConfig, manager: SessionManager, cwd: PathBuf) -> Self {
         let slots = (config.max_concurrent_runs > 0)
             .then(|| Arc::new(Semaphore::new(config.max_concurrent_runs)));
-        let responses = responses::Store::open(&manager_home_store(&manager));
+        let responses = responses::Store::new(manager.services().responses());
         let runs = runs::Runs::open(
             manager.services().setup().home.root(),
             manager.services().shared(),
@@ -95,14 +95,6 @@ impl AppState {
     }
 }
 
-fn manager_home_store(manager: &SessionManager) -> PathBuf {
-    manager
-        .services()
-        .setup()
-        .home
-        .root()
-        .join("response_store.db")
-}
 
 /// The router with every route, auth, CORS and the security headers.
 pub fn router(state: Arc<AppState>) -> Router {

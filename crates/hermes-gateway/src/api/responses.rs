@@ -2,7 +2,9 @@
 //! with `previous_response_id` and named `conversation` chains kept in memory.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use hermes_state::responses::ResponseStore;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -17,7 +19,7 @@ use tokio::sync::mpsc;
 use super::chat::{content_text, echo_headers, session_headers};
 use super::errors::ApiError;
 use super::run::{RunEvent, RunRequest, admit, start};
-use super::{AppState, hex_id, read_body, sse, unix_now, unix_now_f64};
+use super::{AppState, hex_id, read_body, sse, unix_now};
 
 /// Stored responses kept (oldest dropped first), as the reference keeps.
 const MAX_STORED: usize = 100;
@@ -32,12 +34,11 @@ struct Stored {
     session_id: String,
 }
 
-/// Stored responses in `HERMES_HOME/response_store.db` (as the reference keeps
-/// them: they survive restarts; the least recently used go past 100).
+/// Stored responses: `HERMES_HOME/response_store.db` on one machine (as the
+/// reference keeps them: they survive restarts; the least recently used go
+/// past 100), the shared database for replicas.
 pub struct Store {
-    path: std::path::PathBuf,
-    /// Opened on first use: a server that never sees `/v1/responses` pays nothing.
-    db: Mutex<Option<Option<rusqlite::Connection>>>,
+    inner: Arc<dyn ResponseStore>,
 }
 
 impl std::fmt::Debug for Store {
@@ -47,118 +48,40 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// The store at `path` (created when first used; in memory when that fails).
-    pub fn open(path: &std::path::Path) -> Self {
-        Self {
-            path: path.to_owned(),
-            db: Mutex::new(None),
-        }
-    }
-
-    fn connect(path: &std::path::Path) -> Option<rusqlite::Connection> {
-        let conn = rusqlite::Connection::open(path)
-            .and_then(|c| {
-                c.execute_batch(SCHEMA)?;
-                Ok(c)
-            })
-            .or_else(|_| {
-                let c = rusqlite::Connection::open_in_memory()?;
-                c.execute_batch(SCHEMA)?;
-                Ok::<_, rusqlite::Error>(c)
-            });
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-        }
-        conn.ok()
-    }
-
-    /// Runs `f` on the connection (opening it on first use); `None` when the
-    /// store cannot be opened at all.
-    fn with<R>(&self, f: impl FnOnce(&rusqlite::Connection) -> R) -> Option<R> {
-        let mut guard = self.db.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = guard.get_or_insert_with(|| Self::connect(&self.path));
-        slot.as_ref().map(f)
+    /// Responses kept in `inner`.
+    pub fn new(inner: Arc<dyn ResponseStore>) -> Self {
+        Self { inner }
     }
 
     fn put(&self, id: &str, stored: Stored, conversation: Option<&str>) {
         let Ok(data) = serde_json::to_string(&stored) else {
             return;
         };
-        self.with(|db| {
-            let _ = db.execute(
-                "INSERT OR REPLACE INTO responses (response_id, data, accessed_at) VALUES (?1, ?2, ?3)",
-                rusqlite::params![id, data, unix_now_f64()],
-            );
-            let _ = db.execute(
-                "DELETE FROM responses WHERE response_id NOT IN \
-                 (SELECT response_id FROM responses ORDER BY accessed_at DESC LIMIT ?1)",
-                [MAX_STORED as i64],
-            );
-            let _ = db.execute(
-                "DELETE FROM conversations WHERE response_id NOT IN (SELECT response_id FROM responses)",
-                [],
-            );
-            if let Some(name) = conversation {
-                let _ = db.execute(
-                    "INSERT OR REPLACE INTO conversations (name, response_id) VALUES (?1, ?2)",
-                    [name, id],
-                );
-            }
-        });
+        // A response that cannot be stored is still answered; only its
+        // continuation is lost, as when the reference's store fails.
+        let _ = self.inner.put(id, &data, conversation, MAX_STORED);
     }
 
     fn get(&self, id: &str) -> Option<Stored> {
-        self.with(|db| {
-            let data: String = db
-                .query_row(
-                    "SELECT data FROM responses WHERE response_id = ?1",
-                    [id],
-                    |r| r.get(0),
-                )
-                .ok()?;
-            let _ = db.execute(
-                "UPDATE responses SET accessed_at = ?1 WHERE response_id = ?2",
-                rusqlite::params![unix_now_f64(), id],
-            );
-            match serde_json::from_str(&data) {
-                Ok(stored) => Some(stored),
-                Err(_) => {
-                    // A row that no longer reads is dropped and reported as missing.
-                    let _ = db.execute("DELETE FROM responses WHERE response_id = ?1", [id]);
-                    None
-                }
+        let data = self.inner.get(id).ok()??;
+        match serde_json::from_str(&data) {
+            Ok(stored) => Some(stored),
+            Err(_) => {
+                // A row that no longer reads is dropped and reported as missing.
+                let _ = self.inner.delete(id);
+                None
             }
-        })
-        .flatten()
+        }
     }
 
     fn delete(&self, id: &str) -> bool {
-        self.with(|db| {
-            let _ = db.execute("DELETE FROM conversations WHERE response_id = ?1", [id]);
-            db.execute("DELETE FROM responses WHERE response_id = ?1", [id])
-                .is_ok_and(|n| n > 0)
-        })
-        .unwrap_or(false)
+        self.inner.delete(id).unwrap_or(false)
     }
 
     fn conversation(&self, name: &str) -> Option<String> {
-        self.with(|db| {
-            db.query_row(
-                "SELECT response_id FROM conversations WHERE name = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .ok()
-        })
-        .flatten()
+        self.inner.conversation(name).ok().flatten()
     }
 }
-
-const SCHEMA: &str = "PRAGMA journal_mode=WAL;
-CREATE TABLE IF NOT EXISTS responses (response_id TEXT PRIMARY KEY, data TEXT NOT NULL, accessed_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS conversations (name TEXT PRIMARY KEY, response_id TEXT NOT NULL);";
 
 /// A short label for a tool call (its most telling argument).
 pub fn tool_label(name: &str, arguments: &str) -> String {

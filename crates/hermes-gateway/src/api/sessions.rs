@@ -1,5 +1,6 @@
-//! `/api/sessions`: the persisted sessions in state.db (list, create, get,
-//! delete, messages, fork) and a turn on one (`chat`, `chat/stream`).
+//! `/api/sessions`: the persisted sessions (list, create, get, delete,
+//! messages, fork) and a turn on one (`chat`, `chat/stream`), on state.db or
+//! on the database replicas share.
 
 use std::sync::Arc;
 
@@ -9,7 +10,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use hermes_state::{ListFilter, NewSession, SessionDb, SessionRow};
+use hermes_state::store::{SessionAdmin, SessionStore, StoreError};
+use hermes_state::{ListFilter, NewSession, SessionRow, SessionSummary};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -24,18 +26,73 @@ fn unavailable() -> ApiError {
         .with_code("session_db_unavailable")
 }
 
-/// Runs `f` on a state.db connection off the async threads.
+/// The store calls these handlers make, on state.db or the database
+/// replicas share (so any replica serves any session).
+struct Db {
+    store: Arc<dyn SessionStore>,
+    admin: Arc<dyn SessionAdmin>,
+}
+
+impl Db {
+    fn get_session(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
+        self.store.session(id)
+    }
+
+    fn set_title(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        self.store.set_title(id, title)
+    }
+
+    fn create_session(&self, session: &NewSession) -> Result<(), StoreError> {
+        self.store.create_session(session)
+    }
+
+    fn end_session(&self, id: &str, reason: &str) -> Result<(), StoreError> {
+        self.store.end_session(id, reason)
+    }
+
+    fn list_sessions(&self, filter: &ListFilter) -> Result<Vec<SessionSummary>, StoreError> {
+        self.admin.list_sessions(filter)
+    }
+
+    fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.admin.delete_session(id)
+    }
+
+    fn messages(&self, id: &str) -> Result<Vec<hermes_state::StoredMessage>, StoreError> {
+        self.admin.messages(id)
+    }
+
+    fn conversation(&self, id: &str) -> Result<Vec<hermes_protocol::Message>, StoreError> {
+        self.store.conversation(id)
+    }
+
+    fn append_message(
+        &self,
+        id: &str,
+        message: &hermes_protocol::Message,
+        extra: &hermes_state::MessageExtra,
+    ) -> Result<(), StoreError> {
+        self.store.append_message(id, message, extra)
+    }
+
+    fn next_title_in_lineage(&self, title: &str) -> Result<String, StoreError> {
+        self.store.next_title_in_lineage(title)
+    }
+}
+
+/// Runs `f` on the session store off the async threads.
 async fn with_db<T: Send + 'static>(
     state: &AppState,
-    f: impl FnOnce(&mut SessionDb) -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&mut Db) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let path = state.manager.services().setup().home.state_db();
-    tokio::task::spawn_blocking(move || {
-        let mut db = SessionDb::open(&path).map_err(|_| unavailable())?;
-        f(&mut db)
-    })
-    .await
-    .map_err(|e| ApiError::server(e.to_string()))?
+    let services = state.manager.services();
+    let (Some(store), Some(admin)) = (services.store(), services.admin()) else {
+        return Err(unavailable());
+    };
+    let mut db = Db { store, admin };
+    tokio::task::spawn_blocking(move || f(&mut db))
+        .await
+        .map_err(|e| ApiError::server(e.to_string()))?
 }
 
 fn db_error(e: impl std::fmt::Display) -> ApiError {
@@ -88,14 +145,14 @@ fn not_found(id: &str) -> ApiError {
 }
 
 /// The session's row, or 404.
-fn existing(db: &SessionDb, id: &str) -> Result<SessionRow, ApiError> {
+fn existing(db: &Db, id: &str) -> Result<SessionRow, ApiError> {
     db.get_session(id)
         .map_err(db_error)?
         .ok_or_else(|| not_found(id))
 }
 
 /// 409 when `id` is taken.
-fn ensure_free(db: &SessionDb, id: &str) -> Result<(), ApiError> {
+fn ensure_free(db: &Db, id: &str) -> Result<(), ApiError> {
     if db.get_session(id).map_err(db_error)?.is_some() {
         return Err(
             ApiError::bad_request(format!("Session already exists: {id}"))
@@ -107,7 +164,7 @@ fn ensure_free(db: &SessionDb, id: &str) -> Result<(), ApiError> {
 }
 
 /// Sets a title; a rejected one is the client's error.
-fn set_title(db: &mut SessionDb, id: &str, title: &str) -> Result<(), ApiError> {
+fn set_title(db: &mut Db, id: &str, title: &str) -> Result<(), ApiError> {
     db.set_title(id, title)
         .map(|_| ())
         .map_err(|e| ApiError::bad_request(e.to_string()).with_code("invalid_title"))

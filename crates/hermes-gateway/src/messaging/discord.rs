@@ -320,6 +320,11 @@ impl Discord {
                 }
             };
             tokio::select! {
+                // No one receives any more (this replica stands by): leave.
+                _ = tx.closed() => {
+                    let _ = ws.close(None).await;
+                    return Ok(());
+                }
                 _ = tick => {
                     if !acked {
                         return Err("heartbeat not acknowledged".into());
@@ -429,6 +434,25 @@ impl Adapter for Discord {
             if let Ok(mut slot) = self.me.lock() {
                 *slot = identity.clone();
             }
+            // The shard connects on the first receive: a standby replica
+            // never opens one.
+            Ok(identity)
+        })
+    }
+
+    fn stand_by(&self) {
+        // Dropping the receiver ends the connection task (it closes the
+        // websocket as soon as it sees no one listens).
+        if let Ok(mut events) = self.events.try_lock() {
+            *events = None;
+        }
+    }
+
+    fn receive<'a>(
+        &'a self,
+        _cursor: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Batch, PlatformError>> {
+        Box::pin(async move {
             let mut events = self.events.lock().await;
             if events.is_none() {
                 let url = self.gateway_address().await?;
@@ -441,16 +465,6 @@ impl Adapter for Discord {
                 ));
                 *events = Some(rx);
             }
-            Ok(identity)
-        })
-    }
-
-    fn receive<'a>(
-        &'a self,
-        _cursor: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Batch, PlatformError>> {
-        Box::pin(async move {
-            let mut events = self.events.lock().await;
             let Some(rx) = events.as_mut() else {
                 return Err(PlatformError::Transient("not connected".into()));
             };

@@ -201,10 +201,13 @@ impl Messaging {
             let adapter = adapter_for(settings, http.clone(), &home)?;
             platforms.push((adapter, Arc::new(settings.clone())));
         }
+        // Pairing lives with the sessions: the home's files, or the database
+        // replicas share (so a code issued by one is approved on any).
+        let pairing = PairingStore::with_documents(manager.services().documents()?);
         let hub = Hub {
             manager,
             inbox,
-            pairing: PairingStore::new(&home),
+            pairing,
             config,
             cwd,
             home,
@@ -456,7 +459,7 @@ impl Router {
             Err(e) => {
                 self.hub.log(&format!(
                     "pairing: cannot write {}: {e}",
-                    pairing.dir().display()
+                    pairing.place()
                 ));
                 return;
             }
@@ -575,6 +578,7 @@ async fn serve_under_lease(
                     held.fence.token
                 ));
                 poll(hub, adapter, router, stop, Some((lease, held))).await;
+                adapter.stand_by();
                 if !stop.is_cancelled() {
                     hub.log(&format!("{name}: lease lost; standing by"));
                 }

@@ -10,9 +10,10 @@
 //! elsewhere (a chat user, a remote session) only locks out themselves.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
+use std::sync::Arc;
+
+use hermes_state::documents::{Documents, HomeDocuments};
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -31,6 +32,8 @@ pub const LOCKOUT_SECS: f64 = 3600.0;
 const MAX_PENDING: usize = 3;
 /// Wrong approvals before the lockout.
 const MAX_FAILURES: i64 = 5;
+/// Request times, failure counts and lockouts.
+const LIMITS: &str = "_rate_limits.json";
 
 /// The message to an unknown user with their code.
 pub fn code_message(platform: &str, code: &str) -> String {
@@ -94,13 +97,22 @@ pub struct ApprovedUser {
     pub user_name: String,
 }
 
-/// The pairing files of one home.
-#[derive(Debug)]
+/// The pairing files of one home (or of the database replicas share).
 pub struct PairingStore {
-    dir: PathBuf,
-    /// Serialises read-modify-write within this process.
-    guard: Mutex<()>,
+    /// Their folder, relative to the home.
+    folder: String,
+    docs: Arc<dyn Documents>,
+    /// Where they are, for messages.
+    place: String,
     now: fn() -> f64,
+}
+
+impl std::fmt::Debug for PairingStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PairingStore")
+            .field("place", &self.place)
+            .finish()
+    }
 }
 
 fn wall_clock() -> f64 {
@@ -136,32 +148,67 @@ fn same(a: &str, b: &str) -> bool {
             == 0
 }
 
-impl PairingStore {
-    /// The store under `hermes_home`: `pairing/` when that older directory
-    /// has content, else `platforms/pairing/` (as the reference chooses).
-    pub fn new(hermes_home: &Path) -> Self {
-        let legacy = hermes_home.join("pairing");
-        let has_content = std::fs::read_dir(&legacy).is_ok_and(|mut d| d.next().is_some());
-        let dir = if has_content {
-            legacy
-        } else {
-            hermes_home.join("platforms/pairing")
-        };
-        Self::at(dir)
+fn as_object(text: Option<&str>) -> Map<String, Value> {
+    text.and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The files one change reads and writes, as JSON objects.
+struct Files<'a> {
+    names: &'a [String],
+    texts: &'a mut [Option<String>],
+}
+
+impl Files<'_> {
+    fn slot(&self, file: &str) -> Option<usize> {
+        self.names
+            .iter()
+            .position(|n| n.rsplit('/').next() == Some(file))
     }
 
-    /// A store in `dir`.
-    pub fn at(dir: PathBuf) -> Self {
+    fn get(&self, file: &str) -> Map<String, Value> {
+        as_object(self.slot(file).and_then(|i| self.texts[i].as_deref()))
+    }
+
+    fn put(&mut self, file: &str, data: &Map<String, Value>) -> std::io::Result<()> {
+        let i = self
+            .slot(file)
+            .ok_or_else(|| std::io::Error::other(format!("{file} was not opened for writing")))?;
+        let text = serde_json::to_string_pretty(&Value::Object(data.clone()))
+            .map_err(std::io::Error::other)?;
+        self.texts[i] = Some(text);
+        Ok(())
+    }
+}
+
+impl PairingStore {
+    /// The files under `hermes_home`: `pairing/` when that older directory
+    /// has content, else `platforms/pairing/` (as the reference chooses).
+    pub fn new(hermes_home: &Path) -> Self {
+        Self::with_documents(Arc::new(HomeDocuments::new(hermes_home)))
+    }
+
+    /// The pairing documents in `docs` (the home's files, or the database
+    /// replicas share), choosing the folder as [`PairingStore::new`] does.
+    pub fn with_documents(docs: Arc<dyn Documents>) -> Self {
+        let legacy = docs.list("pairing").is_ok_and(|names| !names.is_empty());
+        let folder = if legacy { "pairing" } else { "platforms/pairing" };
+        let place = docs.describe(folder);
         Self {
-            dir,
-            guard: Mutex::new(()),
+            folder: folder.to_owned(),
+            docs,
+            place,
             now: wall_clock,
         }
     }
 
-    /// The directory holding the files.
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// Where the files are, for messages.
+    pub fn place(&self) -> &str {
+        &self.place
     }
 
     #[cfg(test)]
@@ -170,41 +217,30 @@ impl PairingStore {
         self
     }
 
-    fn read(&self, name: &str) -> Map<String, Value> {
-        std::fs::read_to_string(self.dir.join(name))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .and_then(|v| match v {
-                Value::Object(m) => Some(m),
-                _ => None,
+    fn name(&self, file: &str) -> String {
+        format!("{}/{file}", self.folder)
+    }
+
+    fn read(&self, file: &str) -> Map<String, Value> {
+        as_object(self.docs.read(&self.name(file)).ok().flatten().as_deref())
+    }
+
+    /// Runs `edit` over `files` and writes what it changed, all or nothing
+    /// (again from a fresh read when another process wrote meanwhile).
+    fn change<R>(
+        &self,
+        files: &[String],
+        mut edit: impl FnMut(&mut Files<'_>) -> std::io::Result<R>,
+    ) -> std::io::Result<R> {
+        let names: Vec<String> = files.iter().map(|f| self.name(f)).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        hermes_state::documents::update(self.docs.as_ref(), &refs, None, |texts| {
+            edit(&mut Files {
+                names: &names,
+                texts,
             })
-            .unwrap_or_default()
-    }
-
-    fn write(&self, name: &str, data: &Map<String, Value>) -> std::io::Result<()> {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::create_dir_all(&self.dir)?;
-        let path = self.dir.join(name);
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        let text = serde_json::to_string_pretty(&Value::Object(data.clone()))
-            .map_err(std::io::Error::other)?;
-        {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-        }
-        std::fs::rename(&tmp, &path)?;
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.guard.lock().unwrap_or_else(|p| p.into_inner())
+        })
+        .map_err(std::io::Error::other)?
     }
 
     /// The user was approved on `platform`.
@@ -213,9 +249,10 @@ impl PairingStore {
             .contains_key(user_id.trim())
     }
 
-    fn purge_expired(&self, platform: &str) -> std::io::Result<Map<String, Value>> {
+    /// The codes of `platform` younger than an hour (older ones dropped).
+    fn purge_expired(&self, files: &mut Files<'_>, platform: &str) -> std::io::Result<Map<String, Value>> {
         let name = format!("{platform}-pending.json");
-        let mut pending = self.read(&name);
+        let mut pending = files.get(&name);
         let now = (self.now)();
         let before = pending.len();
         pending.retain(|_, entry| {
@@ -225,7 +262,7 @@ impl PairingStore {
                 .is_some_and(|t| now - t <= CODE_TTL_SECS)
         });
         if pending.len() != before {
-            self.write(&name, &pending)?;
+            files.put(&name, &pending)?;
         }
         Ok(pending)
     }
@@ -245,7 +282,7 @@ impl PairingStore {
 
     /// The user asked for a code less than ten minutes ago.
     pub fn is_rate_limited(&self, platform: &str, user_id: &str) -> bool {
-        self.read("_rate_limits.json")
+        self.read(LIMITS)
             .get(&format!("{platform}:{}", user_id.trim()))
             .and_then(Value::as_f64)
             .is_some_and(|t| (self.now)() - t < RATE_LIMIT_SECS)
@@ -253,13 +290,12 @@ impl PairingStore {
 
     /// Starts the ten-minute quiet period for a user (after a refusal).
     pub fn note_request(&self, platform: &str, user_id: &str) -> std::io::Result<()> {
-        let _guard = self.lock();
-        let mut limits = self.read("_rate_limits.json");
-        limits.insert(
-            format!("{platform}:{}", user_id.trim()),
-            json!((self.now)()),
-        );
-        self.write("_rate_limits.json", &limits)
+        let now = (self.now)();
+        self.change(&[LIMITS.to_owned()], |files| {
+            let mut limits = files.get(LIMITS);
+            limits.insert(format!("{platform}:{}", user_id.trim()), json!(now));
+            files.put(LIMITS, &limits)
+        })
     }
 
     /// A new code for the user, or `None` when the user is locked out for
@@ -270,88 +306,96 @@ impl PairingStore {
         user_id: &str,
         user_name: &str,
     ) -> std::io::Result<Option<String>> {
-        let _guard = self.lock();
-        let mut pending = self.purge_expired(platform)?;
-        let mut limits = self.read("_rate_limits.json");
-        let user_id = user_id.trim();
-        let now = (self.now)();
-        let recent = limits
-            .get(&format!("{platform}:{user_id}"))
-            .and_then(Value::as_f64)
-            .is_some_and(|t| now - t < RATE_LIMIT_SECS);
-        if self.locked_out_for(&limits, platform, user_id).is_some()
-            || recent
-            || pending.len() >= MAX_PENDING
-        {
-            return Ok(None);
-        }
-        let random = random_bytes();
-        let code: String = random[..CODE_LENGTH]
-            .iter()
-            .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
-            .collect();
-        let salt = hex(&random_bytes());
-        let entry_id = hex(&random_bytes()[..8]);
-        pending.insert(
-            entry_id,
-            json!({
-                "hash": salted_hash(&salt, &code),
-                "salt": salt,
-                "user_id": user_id,
-                "user_name": user_name,
-                "created_at": now,
-            }),
-        );
-        self.write(&format!("{platform}-pending.json"), &pending)?;
-        limits.insert(format!("{platform}:{user_id}"), json!(now));
-        self.write("_rate_limits.json", &limits)?;
-        Ok(Some(code))
+        let pending_file = format!("{platform}-pending.json");
+        self.change(&[pending_file.clone(), LIMITS.to_owned()], |files| {
+            let mut pending = self.purge_expired(files, platform)?;
+            let mut limits = files.get(LIMITS);
+            let user_id = user_id.trim();
+            let now = (self.now)();
+            let recent = limits
+                .get(&format!("{platform}:{user_id}"))
+                .and_then(Value::as_f64)
+                .is_some_and(|t| now - t < RATE_LIMIT_SECS);
+            if self.locked_out_for(&limits, platform, user_id).is_some()
+                || recent
+                || pending.len() >= MAX_PENDING
+            {
+                return Ok(None);
+            }
+            let random = random_bytes();
+            let code: String = random[..CODE_LENGTH]
+                .iter()
+                .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+                .collect();
+            let salt = hex(&random_bytes());
+            let entry_id = hex(&random_bytes()[..8]);
+            pending.insert(
+                entry_id,
+                json!({
+                    "hash": salted_hash(&salt, &code),
+                    "salt": salt,
+                    "user_id": user_id,
+                    "user_name": user_name,
+                    "created_at": now,
+                }),
+            );
+            files.put(&pending_file, &pending)?;
+            limits.insert(format!("{platform}:{user_id}"), json!(now));
+            files.put(LIMITS, &limits)?;
+            Ok(Some(code))
+        })
     }
 
     /// Approves `code` on `platform`, tried `by` someone.
     pub fn approve(&self, platform: &str, code: &str, by: Approver) -> std::io::Result<Approval> {
-        let _guard = self.lock();
-        let mut pending = self.purge_expired(platform)?;
-        let mut limits = self.read("_rate_limits.json");
-        let guesser = match by {
-            Approver::Owner => None,
-            Approver::Other(id) => Some(id.trim()),
-        };
-        if let Some(left) = guesser.and_then(|who| self.locked_out_for(&limits, platform, who)) {
-            return Ok(Approval::LockedOut(left));
-        }
-        let code = code.trim().to_ascii_uppercase();
-        let found = pending.iter().find_map(|(id, entry)| {
-            let hash = entry.get("hash")?.as_str()?;
-            let salt = entry.get("salt")?.as_str()?;
-            same(&salted_hash(salt, &code), hash).then(|| id.clone())
-        });
-        let Some(id) = found else {
-            return match guesser {
-                Some(who) => self.count_failure(&mut limits, platform, who),
-                None => Ok(Approval::NotFound),
+        let pending_file = format!("{platform}-pending.json");
+        let approved_file = format!("{platform}-approved.json");
+        let opened = [pending_file.clone(), LIMITS.to_owned(), approved_file.clone()];
+        self.change(&opened, |files| {
+            let mut pending = self.purge_expired(files, platform)?;
+            let mut limits = files.get(LIMITS);
+            let guesser = match by {
+                Approver::Owner => None,
+                Approver::Other(id) => Some(id.trim()),
             };
-        };
-        let entry = pending.remove(&id).unwrap_or(Value::Null);
-        let user_id = entry
-            .get("user_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let user_name = entry
-            .get("user_name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        self.write(&format!("{platform}-pending.json"), &pending)?;
-        let approved_name = format!("{platform}-approved.json");
-        let mut approved = self.read(&approved_name);
-        approved.insert(
-            user_id.clone(),
-            json!({"user_name": user_name, "approved_at": (self.now)()}),
-        );
-        self.write(&approved_name, &approved)?;
-        Ok(Approval::Approved { user_id, user_name })
+            if let Some(left) = guesser.and_then(|who| self.locked_out_for(&limits, platform, who))
+            {
+                return Ok(Approval::LockedOut(left));
+            }
+            let code = code.trim().to_ascii_uppercase();
+            let found = pending.iter().find_map(|(id, entry)| {
+                let hash = entry.get("hash")?.as_str()?;
+                let salt = entry.get("salt")?.as_str()?;
+                same(&salted_hash(salt, &code), hash).then(|| id.clone())
+            });
+            let Some(id) = found else {
+                return match guesser {
+                    Some(who) => {
+                        let outcome = self.count_failure(&mut limits, platform, who);
+                        files.put(LIMITS, &limits)?;
+                        Ok(outcome)
+                    }
+                    None => Ok(Approval::NotFound),
+                };
+            };
+            let entry = pending.remove(&id).unwrap_or(Value::Null);
+            let text = |k: &str| {
+                entry
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let (user_id, user_name) = (text("user_id"), text("user_name"));
+            files.put(&pending_file, &pending)?;
+            let mut approved = files.get(&approved_file);
+            approved.insert(
+                user_id.clone(),
+                json!({"user_name": user_name, "approved_at": (self.now)()}),
+            );
+            files.put(&approved_file, &approved)?;
+            Ok(Approval::Approved { user_id, user_name })
+        })
     }
 
     /// Counts a wrong code against `who`, locking them out at the limit.
@@ -360,10 +404,10 @@ impl PairingStore {
         limits: &mut Map<String, Value>,
         platform: &str,
         who: &str,
-    ) -> std::io::Result<Approval> {
+    ) -> Approval {
         let key = format!("_failures:{platform}:{who}");
         let failures = limits.get(&key).and_then(Value::as_i64).unwrap_or(0) + 1;
-        let outcome = if failures >= MAX_FAILURES {
+        if failures >= MAX_FAILURES {
             limits.insert(
                 format!("_lockout:{platform}:{who}"),
                 json!((self.now)() + LOCKOUT_SECS),
@@ -373,42 +417,47 @@ impl PairingStore {
         } else {
             limits.insert(key, json!(failures));
             Approval::NotFound
-        };
-        self.write("_rate_limits.json", limits)?;
-        Ok(outcome)
+        }
     }
 
     /// Removes an approved user; `false` when they were not approved.
     pub fn revoke(&self, platform: &str, user_id: &str) -> std::io::Result<bool> {
-        let _guard = self.lock();
-        let name = format!("{platform}-approved.json");
-        let mut approved = self.read(&name);
-        if approved.remove(user_id.trim()).is_none() {
-            return Ok(false);
-        }
-        self.write(&name, &approved)?;
-        Ok(true)
+        let file = format!("{platform}-approved.json");
+        self.change(std::slice::from_ref(&file), |files| {
+            let mut approved = files.get(&file);
+            if approved.remove(user_id.trim()).is_none() {
+                return Ok(false);
+            }
+            files.put(&file, &approved)?;
+            Ok(true)
+        })
     }
 
     /// Drops every waiting code; returns how many.
     pub fn clear_pending(&self) -> std::io::Result<usize> {
-        let _guard = self.lock();
-        let mut count = 0;
-        for platform in self.platforms("pending") {
-            let name = format!("{platform}-pending.json");
-            count += self.read(&name).len();
-            self.write(&name, &Map::new())?;
-        }
-        Ok(count)
+        let opened: Vec<String> = self
+            .platforms("pending")
+            .into_iter()
+            .map(|p| format!("{p}-pending.json"))
+            .collect();
+        self.change(&opened, |files| {
+            let mut count = 0;
+            for file in &opened {
+                count += files.get(file).len();
+                files.put(file, &Map::new())?;
+            }
+            Ok(count)
+        })
     }
 
     fn platforms(&self, kind: &str) -> Vec<String> {
         let suffix = format!("-{kind}.json");
-        let mut out: Vec<String> = std::fs::read_dir(&self.dir)
+        let mut out: Vec<String> = self
+            .docs
+            .list(&self.folder)
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
+            .filter_map(|n| n.rsplit('/').next().map(str::to_owned))
             .filter(|n| !n.starts_with('_') && !n.starts_with('.'))
             .filter_map(|n| n.strip_suffix(&suffix).map(str::to_owned))
             .collect();
@@ -421,7 +470,11 @@ impl PairingStore {
         let now = (self.now)();
         let mut out = Vec::new();
         for platform in self.platforms("pending") {
-            let Ok(entries) = self.purge_expired(&platform) else {
+            let file = format!("{platform}-pending.json");
+            let purged = self.change(std::slice::from_ref(&file), |files| {
+                self.purge_expired(files, &platform)
+            });
+            let Ok(entries) = purged else {
                 continue;
             };
             for entry in entries.values() {

@@ -227,6 +227,11 @@ pub trait Adapter: Send + Sync + 'static {
         let _ = max;
     }
 
+    /// Stops receiving until the next [`Adapter::receive`]: a replica that
+    /// lost (or never held) the account's lease keeps no connection that
+    /// takes the account's events (a Discord shard); nothing for polls.
+    fn stand_by(&self) {}
+
     /// Waits for what came after `cursor` (a long poll, or the next events a
     /// connection delivered).
     fn receive<'a>(

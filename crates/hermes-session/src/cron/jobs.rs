@@ -1,9 +1,13 @@
 //! `HERMES_HOME/cron/jobs.json`, read and written as the reference does:
-//! `{"jobs": [...], "updated_at": ISO}`, owner-only, replaced atomically.
+//! `{"jobs": [...], "updated_at": ISO}`, owner-only, replaced atomically
+//! (a document of the shared database when replicas share one).
 //! Jobs stay JSON objects so fields this build does not use survive a rewrite.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use hermes_state::coordination::Fence;
+use hermes_state::documents::{self, Documents, HomeDocuments};
 use serde_json::{Map, Value, json};
 
 use super::schedule::{iso, next_run, parse_schedule};
@@ -14,43 +18,94 @@ pub fn cron_dir(home: &Path) -> PathBuf {
     home.join("cron")
 }
 
-/// The jobs, in file order (a bare top-level list is accepted too).
-pub fn load(home: &Path) -> Result<Vec<Value>, String> {
-    let path = cron_dir(home).join("jobs.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+/// The jobs document (a path relative to the home).
+pub const JOBS: &str = "cron/jobs.json";
+
+/// Where cron keeps what it knows: the home (scripts are read from its
+/// `scripts/`) and the documents holding the jobs and their outputs (files
+/// under the home on one machine, the shared database for replicas).
+#[derive(Clone)]
+pub struct Book {
+    /// The Hermes home.
+    pub home: PathBuf,
+    /// `cron/jobs.json` and `cron/output/…`.
+    pub docs: Arc<dyn Documents>,
+}
+
+impl std::fmt::Debug for Book {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Book").field("home", &self.home).finish()
+    }
+}
+
+impl Book {
+    /// The book of a home whose jobs are its own files.
+    pub fn at_home(home: &Path) -> Self {
+        Self {
+            home: home.to_owned(),
+            docs: Arc::new(HomeDocuments::new(home)),
+        }
+    }
+}
+
+/// The jobs in `text`, in file order (a bare top-level list is accepted too).
+fn parse(text: Option<&str>) -> Result<Vec<Value>, String> {
+    let Some(text) = text else {
+        return Ok(Vec::new());
     };
-    let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
-        format!(
-            "{} is not valid JSON ({e}); fix or remove it",
-            path.display()
-        )
-    })?;
+    let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| format!("{JOBS} is not valid JSON ({e}); fix or remove it"))?;
     match value {
         Value::Object(mut top) => match top.remove("jobs") {
             Some(Value::Array(jobs)) => Ok(jobs),
             None => Ok(Vec::new()),
-            Some(_) => Err(format!("{}: \"jobs\" is not a list", path.display())),
+            Some(_) => Err(format!("{JOBS}: \"jobs\" is not a list")),
         },
         Value::Array(jobs) => Ok(jobs),
-        _ => Err(format!("{}: expected {{\"jobs\": [...]}}", path.display())),
+        _ => Err(format!("{JOBS}: expected {{\"jobs\": [...]}}")),
     }
 }
 
-/// Writes the jobs (0600, atomically).
-pub fn save(home: &Path, jobs: &[Value], now: i64) -> Result<(), String> {
-    let dir = cron_dir(home);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let body = json!({"jobs": jobs, "updated_at": iso(now)});
-    let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
-    hermes_fs::write_atomic(
-        &dir.join("jobs.json"),
-        text.as_bytes(),
-        hermes_fs::Access::Private,
-    )
-    .map_err(|e| format!("cannot write {}: {e}", dir.join("jobs.json").display()))
+/// The jobs, in file order.
+pub fn load(book: &Book) -> Result<Vec<Value>, String> {
+    parse(book.docs.read(JOBS).map_err(|e| e.to_string())?.as_deref())
+}
+
+/// Changes the jobs by `change` and writes them back unless it fails or
+/// leaves them as they were; an edit made meanwhile by another process is
+/// read first (`change` then runs again), never overwritten.
+pub fn edit<R>(
+    book: &Book,
+    now: i64,
+    change: impl FnMut(&mut Vec<Value>) -> Result<R, String>,
+) -> Result<R, String> {
+    edit_fenced(book, None, now, change)?
+        .ok_or_else(|| "the scheduler lease moved to another process".to_owned())
+}
+
+/// [`edit`] under `fence` when given: `None` when the lease it names is no
+/// longer held (a replica that lost the scheduler lease writes nothing).
+pub fn edit_fenced<R>(
+    book: &Book,
+    fence: Option<&Fence>,
+    now: i64,
+    mut change: impl FnMut(&mut Vec<Value>) -> Result<R, String>,
+) -> Result<Option<R>, String> {
+    let edited = documents::update(book.docs.as_ref(), &[JOBS], fence, |texts| {
+        let mut jobs = parse(texts[0].as_deref())?;
+        let before = jobs.clone();
+        let result = change(&mut jobs)?;
+        if jobs != before {
+            let body = json!({"jobs": jobs, "updated_at": iso(now)});
+            texts[0] = Some(serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?);
+        }
+        Ok(result)
+    });
+    match edited {
+        Ok(result) => result.map(Some),
+        Err(documents::UpdateError::Fenced) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Sets the optional fields of a job from `args` (the tool's or the CLI's):
@@ -123,46 +178,45 @@ pub fn set_extras(home: &Path, job: &mut Value, args: &Value) -> Result<bool, St
 
 /// Changes the fields `args` names; a new schedule is parsed and re-timed.
 pub fn update(
-    home: &Path,
+    book: &Book,
     key: &str,
     args: &Value,
     now: i64,
     zone: &Zone,
 ) -> Result<Value, String> {
-    let mut all = load(home)?;
-    let i = find(&all, key)?;
-    let job = &mut all[i];
-    let mut changed = false;
-    for field in ["prompt", "name", "deliver"] {
-        if let Some(v) = args[field].as_str() {
-            job[field] = Value::from(v);
+    edit(book, now, |all| {
+        let i = find(all, key)?;
+        let job = &mut all[i];
+        let mut changed = false;
+        for field in ["prompt", "name", "deliver"] {
+            if let Some(v) = args[field].as_str() {
+                job[field] = Value::from(v);
+                changed = true;
+            }
+        }
+        changed |= set_extras(&book.home, job, args)?;
+        if let Some(s) = args["schedule"].as_str() {
+            let schedule = parse_schedule(s, now, zone)?;
+            let next = next_run(&schedule, None, now, zone);
+            job["schedule_display"] = schedule["display"].clone();
+            job["schedule"] = schedule;
+            job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(zone.iso(n)));
+            if job["state"] != "paused" {
+                job["enabled"] = Value::Bool(true);
+                job["state"] = Value::from("scheduled");
+            }
             changed = true;
         }
-    }
-    changed |= set_extras(home, job, args)?;
-    if let Some(s) = args["schedule"].as_str() {
-        let schedule = parse_schedule(s, now, zone)?;
-        let next = next_run(&schedule, None, now, zone);
-        job["schedule_display"] = schedule["display"].clone();
-        job["schedule"] = schedule;
-        job["next_run_at"] = next.map_or(Value::Null, |n| Value::from(zone.iso(n)));
-        if job["state"] != "paused" {
-            job["enabled"] = Value::Bool(true);
-            job["state"] = Value::from("scheduled");
+        if let Some(n) = args["repeat"].as_i64() {
+            let completed = job["repeat"]["completed"].clone();
+            job["repeat"] = json!({"times": if n > 0 { Value::from(n) } else { Value::Null }, "completed": completed});
+            changed = true;
         }
-        changed = true;
-    }
-    if let Some(n) = args["repeat"].as_i64() {
-        let completed = job["repeat"]["completed"].clone();
-        job["repeat"] = json!({"times": if n > 0 { Value::from(n) } else { Value::Null }, "completed": completed});
-        changed = true;
-    }
-    if !changed {
-        return Err("No updates provided.".into());
-    }
-    let job = job.clone();
-    save(home, &all, now)?;
-    Ok(job)
+        if !changed {
+            return Err("No updates provided.".into());
+        }
+        Ok(job.clone())
+    })
 }
 
 /// A new job as the reference creates it (12 hex digit id).
@@ -272,8 +326,8 @@ pub fn is_due(job: &Value, now: i64) -> bool {
 }
 
 /// Pauses the job `key` (id or name); returns it as saved.
-pub fn pause(home: &Path, key: &str, now: i64) -> Result<Value, String> {
-    change(home, key, now, |job| {
+pub fn pause(book: &Book, key: &str, now: i64) -> Result<Value, String> {
+    change(book, key, now, |job| {
         job["enabled"] = Value::Bool(false);
         job["state"] = Value::from("paused");
         job["paused_at"] = Value::from(iso(now));
@@ -281,8 +335,8 @@ pub fn pause(home: &Path, key: &str, now: i64) -> Result<Value, String> {
 }
 
 /// Resumes the job `key`, scheduling its next run from now.
-pub fn resume(home: &Path, key: &str, now: i64, zone: &Zone) -> Result<Value, String> {
-    change(home, key, now, |job| {
+pub fn resume(book: &Book, key: &str, now: i64, zone: &Zone) -> Result<Value, String> {
+    change(book, key, now, |job| {
         let next = next_run(&job["schedule"].clone(), None, now, zone);
         job["enabled"] = Value::Bool(true);
         job["state"] = Value::from("scheduled");
@@ -292,35 +346,41 @@ pub fn resume(home: &Path, key: &str, now: i64, zone: &Zone) -> Result<Value, St
     })
 }
 
+/// The folder of a job's saved outputs.
+pub fn output_folder(id: &str) -> String {
+    format!("cron/output/{id}")
+}
+
 /// Removes the job `key` and its saved outputs; returns it.
-pub fn remove(home: &Path, key: &str, now: i64) -> Result<Value, String> {
-    let mut all = load(home)?;
-    let removed = all.remove(find(&all, key)?);
-    save(home, &all, now)?;
-    if let Some(id) = removed["id"].as_str() {
-        let _ = std::fs::remove_dir_all(cron_dir(home).join("output").join(id));
+pub fn remove(book: &Book, key: &str, now: i64) -> Result<Value, String> {
+    let removed = edit(book, now, |all| {
+        let i = find(all, key)?;
+        Ok(all.remove(i))
+    })?;
+    if let Some(id) = removed["id"].as_str().filter(|id| !id.is_empty()) {
+        let _ = book.docs.remove_folder(&output_folder(id));
     }
     Ok(removed)
 }
 
 /// Adds a job; returns it as saved.
-pub fn add(home: &Path, job: Value, now: i64) -> Result<Value, String> {
-    let mut all = load(home)?;
-    all.push(job.clone());
-    save(home, &all, now)?;
+pub fn add(book: &Book, job: Value, now: i64) -> Result<Value, String> {
+    edit(book, now, |all| {
+        all.push(job.clone());
+        Ok(())
+    })?;
     Ok(job)
 }
 
 fn change(
-    home: &Path,
+    book: &Book,
     key: &str,
     now: i64,
-    edit: impl FnOnce(&mut Value),
+    apply: impl Fn(&mut Value),
 ) -> Result<Value, String> {
-    let mut all = load(home)?;
-    let i = find(&all, key)?;
-    edit(&mut all[i]);
-    let job = all[i].clone();
-    save(home, &all, now)?;
-    Ok(job)
+    edit(book, now, |all| {
+        let i = find(all, key)?;
+        apply(&mut all[i]);
+        Ok(all[i].clone())
+    })
 }

@@ -3,11 +3,9 @@
 //! in `context_from` ahead of the prompt, the cron notice in front, and the
 //! job's skills loaded around it.
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use super::jobs::cron_dir;
+use super::jobs::{Book, output_folder};
 
 /// Put in front of every job's prompt, as the reference does.
 pub const CRON_NOTICE: &str = "[IMPORTANT: You are running as a scheduled cron job. DELIVERY: Your final \
@@ -40,19 +38,13 @@ pub fn skill_names(job: &Value) -> Vec<String> {
 }
 
 /// The newest saved output of job `id` (a 12 hex digit id; others are skipped).
-fn latest_output(home: &Path, id: &str) -> Option<String> {
+fn latest_output(book: &Book, id: &str) -> Option<String> {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
-    let dir = cron_dir(home).join("output").join(id);
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    files.sort();
-    let text = std::fs::read_to_string(files.last()?).ok()?;
+    let names = book.docs.list(&output_folder(id)).ok()?;
+    let newest = names.iter().rev().find(|n| n.ends_with(".md"))?;
+    let text = book.docs.read(newest).ok()??;
     let text = text.trim();
     if text.is_empty() {
         return None;
@@ -70,7 +62,7 @@ fn latest_output(home: &Path, id: &str) -> Option<String> {
 /// The prompt of one run; `script` is the pre-run script's result when the
 /// job has one. `None` when the script succeeded but printed nothing: the
 /// run is silent, as in the reference.
-pub fn build(home: &Path, job: &Value, script: Option<&Result<String, String>>) -> Option<String> {
+pub fn build(book: &Book, job: &Value, script: Option<&Result<String, String>>) -> Option<String> {
     let mut prompt = job["prompt"].as_str().unwrap_or_default().to_owned();
     match script {
         Some(Ok(output)) if output.is_empty() => return None,
@@ -98,7 +90,7 @@ pub fn build(home: &Path, job: &Value, script: Option<&Result<String, String>>) 
         _ => Vec::new(),
     };
     for source in sources {
-        if let Some(output) = latest_output(home, &source) {
+        if let Some(output) = latest_output(book, &source) {
             prompt = format!(
                 "## Output from job '{source}'\nThe following is the most recent output from a \
                  preceding cron job. Use it as context for your analysis.\n\n```\n{output}\n```\n\n{prompt}"
@@ -110,7 +102,7 @@ pub fn build(home: &Path, job: &Value, script: Option<&Result<String, String>>) 
     if skills.is_empty() {
         return Some(prompt);
     }
-    Some(crate::skills::cron_message(home, &skills, &prompt))
+    Some(crate::skills::cron_message(&book.home, &skills, &prompt))
 }
 
 #[cfg(test)]
@@ -122,19 +114,20 @@ mod tests {
     #[test]
     fn script_output_and_earlier_jobs_ride_ahead_of_the_prompt() {
         let home = tempfile::tempdir().unwrap();
-        let out = cron_dir(home.path()).join("output/aaaaaaaaaaaa");
+        let book = Book::at_home(home.path());
+        let out = home.path().join("cron/output/aaaaaaaaaaaa");
         std::fs::create_dir_all(&out).unwrap();
         std::fs::write(out.join("2026-01-01_00-00-00.md"), "old").unwrap();
         std::fs::write(out.join("2026-01-02_00-00-00.md"), "newest numbers").unwrap();
         let job = json!({"prompt": "Compare.", "context_from": ["aaaaaaaaaaaa", "../etc"]});
-        let built = build(home.path(), &job, Some(&Ok("disk 91%".to_owned()))).unwrap();
+        let built = build(&book, &job, Some(&Ok("disk 91%".to_owned()))).unwrap();
         assert!(built.starts_with(CRON_NOTICE));
         let context = built.find("## Output from job 'aaaaaaaaaaaa'").unwrap();
         let script = built.find("## Script Output").unwrap();
         assert!(context < script && built.ends_with("Compare."), "{built}");
         assert!(built.contains("newest numbers") && !built.contains("old\n"));
-        assert!(build(home.path(), &job, Some(&Ok(String::new()))).is_none());
-        let failed = build(home.path(), &job, Some(&Err("boom".into()))).unwrap();
+        assert!(build(&book, &job, Some(&Ok(String::new()))).is_none());
+        let failed = build(&book, &job, Some(&Err("boom".into()))).unwrap();
         assert!(failed.contains("## Script Error") && failed.contains("boom"));
     }
 

@@ -1,17 +1,22 @@
 //! Running jobs: a tick finds the due ones (at most one process ticks at a
-//! time, by a lock on `cron/.tick.lock`), moves recurring ones to their next
-//! slot before running them (a crash never runs a job twice), runs each as a
-//! fresh session with source `cron`, saves the answer under `cron/output/`
-//! and records the outcome in `jobs.json`.
+//! time: a lock on `cron/.tick.lock` on one machine, the `cron:scheduler`
+//! lease among replicas, whose token fences the tick's write), claims them
+//! and moves recurring ones to their next slot before running them (a crash
+//! never runs a job twice), runs each as a fresh session with source `cron`,
+//! saves the answer under `cron/output/` and records the outcome in
+//! `jobs.json`.
 
 use std::path::Path;
+use std::time::Duration;
+
+use hermes_state::coordination::Fence;
 
 use super::schedule::now;
 use hermes_protocol::{Event, Op};
 use serde_json::{Value, json};
 
-use super::jobs::{self, cron_dir, is_due};
-use super::schedule::next_run;
+use super::jobs::{self, Book, cron_dir, is_due};
+use super::schedule::{iso, next_run};
 use super::{deliver, prompt, script};
 use crate::{SessionManager, SessionSpec};
 
@@ -29,8 +34,8 @@ pub struct RunOutcome {
     pub result: Result<String, String>,
     /// The answer asked for no delivery (`[SILENT]`).
     pub silent: bool,
-    /// The saved output file.
-    pub output: Option<std::path::PathBuf>,
+    /// The saved output (a path relative to the home).
+    pub output: Option<String>,
     /// Why the answer did not reach every chat it was meant for.
     pub delivery_error: Option<String>,
 }
@@ -53,10 +58,58 @@ pub fn is_silent(text: &str) -> bool {
         || trimmed.lines().last().is_some_and(marker)
 }
 
-/// Runs the jobs that are due; `None` when another process is ticking.
-pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, String> {
-    let home = manager.services().setup().home.root().to_path_buf();
-    let dir = cron_dir(&home);
+/// The scheduler lease replicas take before ticking.
+pub const SCHEDULER_LEASE: &str = "cron:scheduler";
+/// How long a tick's lease lasts; ticks come each minute, so the holder
+/// renews it long before it lapses, and a dead holder's jobs move to
+/// another replica within this time.
+const SCHEDULER_TTL: Duration = Duration::from_secs(150);
+/// A claimed fire that never finished may be claimed again after this long
+/// (the reference's five minutes).
+const CLAIM_TTL_SECS: i64 = 300;
+
+/// The cron book of a manager's store.
+pub fn book(manager: &SessionManager) -> Result<Book, String> {
+    let services = manager.services();
+    Ok(Book {
+        home: services.setup().home.root().to_path_buf(),
+        docs: services.documents()?,
+    })
+}
+
+/// A fire claimed by someone less than [`CLAIM_TTL_SECS`] ago.
+fn freshly_claimed(job: &Value, now: i64) -> bool {
+    job["fire_claim"]["at"]
+        .as_str()
+        .and_then(super::schedule::parse_iso)
+        .is_some_and(|at| (0..CLAIM_TTL_SECS).contains(&(now - at)))
+}
+
+/// Who may tick here: on one machine, the holder of the lock file (kept
+/// while the returned guard lives); among replicas, the holder of the
+/// scheduler lease, whose fence the tick writes under. `None`: someone else.
+enum Ticker {
+    Alone(#[allow(dead_code)] nix::fcntl::Flock<std::fs::File>),
+    Leased(Fence),
+}
+
+fn take_turn(manager: &SessionManager, home: &Path) -> Result<Option<Ticker>, String> {
+    let services = manager.services();
+    if let Some(shared) = services.shared() {
+        let holder = services.replica().to_owned();
+        let lease = shared
+            .coordinator
+            .acquire(SCHEDULER_LEASE, &holder, SCHEDULER_TTL)
+            .map_err(|e| format!("cannot take the scheduler lease: {e}"))?;
+        return Ok(lease.map(|l| {
+            Ticker::Leased(Fence {
+                lease: SCHEDULER_LEASE.to_owned(),
+                holder,
+                token: l.token,
+            })
+        }));
+    }
+    let dir = cron_dir(home);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let lock = std::fs::OpenOptions::new()
         .create(true)
@@ -64,50 +117,68 @@ pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, S
         .write(true)
         .open(dir.join(".tick.lock"))
         .map_err(|e| format!("cannot open the tick lock: {e}"))?;
-    let Ok(_held) = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
-    else {
+    Ok(
+        nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .ok()
+            .map(Ticker::Alone),
+    )
+}
+
+/// Runs the jobs that are due; `None` when another process is ticking.
+pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, String> {
+    let book = book(manager)?;
+    let Some(ticker) = take_turn(manager, &book.home)? else {
         return Ok(None);
+    };
+    let fence = match &ticker {
+        Ticker::Leased(fence) => Some(fence),
+        Ticker::Alone(_) => None,
     };
     let now = now();
     let (zone, _) = super::zone::Zone::for_setup(manager.services().setup());
-    let mut all = jobs::load(&home)?;
-    let mut due = Vec::new();
-    for job in &mut all {
-        if !is_due(job, now) {
-            continue;
+    let claim = json!({"at": iso(now), "by": manager.services().replica()});
+    let claimed = jobs::edit_fenced(&book, fence, now, |all| {
+        let mut due = Vec::new();
+        for job in all.iter_mut() {
+            if !is_due(job, now) || freshly_claimed(job, now) {
+                continue;
+            }
+            due.push(job["id"].as_str().unwrap_or_default().to_owned());
+            job["fire_claim"] = claim.clone();
+            let schedule = job["schedule"].clone();
+            if schedule["kind"] != "once" {
+                // Missed slots collapse into this one run; the next is in the future.
+                job["next_run_at"] = next_run(&schedule, Some(now), now, &zone)
+                    .map_or(Value::Null, |t| Value::from(zone.iso(t)));
+            }
         }
-        due.push(job["id"].as_str().unwrap_or_default().to_owned());
-        let schedule = job["schedule"].clone();
-        if schedule["kind"] != "once" {
-            // Missed slots collapse into this one run; the next is in the future.
-            job["next_run_at"] = next_run(&schedule, Some(now), now, &zone)
-                .map_or(Value::Null, |t| Value::from(zone.iso(t)));
-        }
-    }
-    if due.is_empty() {
-        return Ok(Some(Vec::new()));
-    }
-    jobs::save(&home, &all, now)?;
+        Ok(due)
+    });
+    // None: the lease moved on between taking it and writing; the new holder ticks.
+    let Some(due) = claimed? else {
+        return Ok(None);
+    };
     let mut outcomes = Vec::new();
     for id in due {
-        outcomes.push(run_job(manager, &home, &id).await?);
+        outcomes.push(run_job(manager, &book, &id).await?);
     }
+    drop(ticker);
     Ok(Some(outcomes))
 }
 
 /// Runs one job now (by id or name) and records the outcome.
 pub async fn run_job(
     manager: &SessionManager,
-    home: &Path,
+    book: &Book,
     key: &str,
 ) -> Result<RunOutcome, String> {
-    let all = jobs::load(home)?;
+    let all = jobs::load(book)?;
     let job = all[jobs::find(&all, key)?].clone();
     let id = job["id"].as_str().unwrap_or_default().to_owned();
     let name = job["name"].as_str().unwrap_or(&id).to_owned();
     let started = now();
-    let Ran { result, alert } = execute(manager, home, &job, started).await;
-    let output = save_output(home, &job, started, &result).ok();
+    let Ran { result, alert } = execute(manager, book, &job, started).await;
+    let output = save_output(book, &job, started, &result).ok();
     let silent = result.as_ref().is_ok_and(|t| is_silent(t));
     // Failed runs always say so; a [SILENT] answer is kept, not sent.
     let content = match (&result, alert) {
@@ -133,7 +204,7 @@ pub async fn run_job(
         None => None,
     };
     let (zone, _) = super::zone::Zone::for_setup(manager.services().setup());
-    record(home, &id, &result, delivery_error.clone(), now(), &zone)?;
+    record(book, &id, &result, delivery_error.clone(), now(), &zone)?;
     Ok(RunOutcome {
         job_id: id,
         name,
@@ -163,7 +234,7 @@ impl Ran {
 
 /// Runs the job's script (if any), then the agent unless the script is the
 /// whole job (`no_agent`) or its output says not to wake it.
-async fn execute(manager: &SessionManager, home: &Path, job: &Value, started: i64) -> Ran {
+async fn execute(manager: &SessionManager, book: &Book, job: &Value, started: i64) -> Ran {
     let setup = manager.services().setup();
     let name = job["name"].as_str().or(job["id"].as_str()).unwrap_or("job");
     let workdir = job["workdir"]
@@ -177,7 +248,7 @@ async fn execute(manager: &SessionManager, home: &Path, job: &Value, started: i6
     {
         Some(named) => {
             let user_home = setup.env.get("HOME").map(std::path::PathBuf::from);
-            Some(match script::resolve(home, named, user_home.as_deref()) {
+            Some(match script::resolve(&book.home, named, user_home.as_deref()) {
                 Ok(path) => {
                     let timeout = script::timeout(
                         setup.env.get("HERMES_CRON_SCRIPT_TIMEOUT"),
@@ -227,7 +298,7 @@ async fn execute(manager: &SessionManager, home: &Path, job: &Value, started: i6
     {
         return Ran::silent();
     }
-    let Some(prompt) = prompt::build(home, job, ran_script.as_ref()) else {
+    let Some(prompt) = prompt::build(book, job, ran_script.as_ref()) else {
         return Ran::silent();
     };
     Ran {
@@ -299,25 +370,25 @@ async fn answer(
     result
 }
 
-/// `cron/output/<id>/<YYYY-mm-dd_HH-MM-SS>.md`, as the reference writes it.
+/// `cron/output/<id>/<YYYY-mm-dd_HH-MM-SS>.md`, as the reference writes it;
+/// returns its name.
 fn save_output(
-    home: &Path,
+    book: &Book,
     job: &Value,
     started: i64,
     result: &Result<String, String>,
-) -> Result<std::path::PathBuf, String> {
-    let id = job["id"].as_str().unwrap_or("job");
-    let dir = cron_dir(home).join("output").join(id);
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+) -> Result<String, String> {
+    let id = job["id"].as_str().filter(|id| !id.is_empty()).unwrap_or("job");
+    let folder = jobs::output_folder(id);
     let t = hermes_state::time::UtcTime::from_unix(started);
-    let file = dir.join(format!(
-        "{:04}-{:02}-{:02}_{:02}-{:02}-{:02}.md",
+    let name = format!(
+        "{folder}/{:04}-{:02}-{:02}_{:02}-{:02}-{:02}.md",
         t.year, t.month, t.day, t.hour, t.minute, t.second
-    ));
-    let name = job["name"].as_str().unwrap_or(id);
+    );
+    let title = job["name"].as_str().unwrap_or(id);
     let header = |failed: bool| {
         format!(
-            "# Cron Job: {name}{}\n\n**Job ID:** {id}\n**Run Time:** {}\n**Schedule:** {}\n\n## Prompt\n\n{}\n\n",
+            "# Cron Job: {title}{}\n\n**Job ID:** {id}\n**Run Time:** {}\n**Schedule:** {}\n\n## Prompt\n\n{}\n\n",
             if failed { " (FAILED)" } else { "" },
             t.iso().replace('T', " "),
             job["schedule"]["display"].as_str().unwrap_or_default(),
@@ -328,62 +399,65 @@ fn save_output(
         Ok(text) => format!("{}## Response\n\n{text}\n", header(false)),
         Err(e) => format!("{}## Error\n\n```\n{e}\n```\n", header(true)),
     };
-    hermes_fs::write_atomic(&file, body.as_bytes(), hermes_fs::Access::Private)
-        .map_err(|e| e.to_string())?;
+    hermes_state::documents::update(book.docs.as_ref(), &[&name], None, |texts| {
+        texts[0] = Some(body.clone());
+    })
+    .map_err(|e| e.to_string())?;
     // The newest outputs of each job are kept, as the reference keeps them.
-    let mut saved: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
-        .map(|e| {
-            e.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "md"))
-                .collect()
-        })
-        .unwrap_or_default();
-    saved.sort();
+    let saved: Vec<String> = book
+        .docs
+        .list(&folder)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|n| n.ends_with(".md"))
+        .collect();
     let excess = saved.len().saturating_sub(OUTPUT_RETENTION);
     for old in &saved[..excess] {
-        let _ = std::fs::remove_file(old);
+        let _ = hermes_state::documents::update(book.docs.as_ref(), &[old], None, |texts| {
+            texts[0] = None;
+        });
     }
-    Ok(file)
+    Ok(name)
 }
 
 /// Records a run: last run and status, the repeat count, the next run; a job
 /// whose repeats are used up is removed.
 fn record(
-    home: &Path,
+    book: &Book,
     id: &str,
     result: &Result<String, String>,
     delivery_error: Option<String>,
     now: i64,
     zone: &super::zone::Zone,
 ) -> Result<(), String> {
-    let mut all = jobs::load(home)?;
-    let Some(i) = all.iter().position(|j| j["id"] == id) else {
-        return Ok(());
-    };
-    let job = &mut all[i];
-    job["last_run_at"] = Value::from(zone.iso(now));
-    job["last_status"] = Value::from(if result.is_ok() { "ok" } else { "error" });
-    job["last_error"] = result
-        .as_ref()
-        .err()
-        .map_or(Value::Null, |e| Value::from(e.as_str()));
-    job["fire_claim"] = Value::Null;
-    job["last_delivery_error"] = delivery_error.map_or(Value::Null, Value::from);
-    let completed = job["repeat"]["completed"].as_i64().unwrap_or(0) + 1;
-    let times = job["repeat"]["times"].as_i64();
-    job["repeat"] = json!({"times": times, "completed": completed});
-    if times.is_some_and(|t| completed >= t) {
-        all.remove(i);
-    } else if job["schedule"]["kind"] != "once" {
-        match next_run(&job["schedule"].clone(), Some(now), now, zone) {
-            Some(next) => job["next_run_at"] = Value::from(zone.iso(next)),
-            None => job["state"] = Value::from("error"),
+    jobs::edit(book, now, |all| {
+        let Some(i) = all.iter().position(|j| j["id"] == id) else {
+            return Ok(());
+        };
+        let job = &mut all[i];
+        job["last_run_at"] = Value::from(zone.iso(now));
+        job["last_status"] = Value::from(if result.is_ok() { "ok" } else { "error" });
+        job["last_error"] = result
+            .as_ref()
+            .err()
+            .map_or(Value::Null, |e| Value::from(e.as_str()));
+        job["fire_claim"] = Value::Null;
+        job["last_delivery_error"] = delivery_error.clone().map_or(Value::Null, Value::from);
+        let completed = job["repeat"]["completed"].as_i64().unwrap_or(0) + 1;
+        let times = job["repeat"]["times"].as_i64();
+        job["repeat"] = json!({"times": times, "completed": completed});
+        if times.is_some_and(|t| completed >= t) {
+            all.remove(i);
+        } else if job["schedule"]["kind"] != "once" {
+            match next_run(&job["schedule"].clone(), Some(now), now, zone) {
+                Some(next) => job["next_run_at"] = Value::from(zone.iso(next)),
+                None => job["state"] = Value::from("error"),
+            }
+        } else {
+            job["enabled"] = Value::Bool(false);
+            job["state"] = Value::from("completed");
+            job["next_run_at"] = Value::Null;
         }
-    } else {
-        job["enabled"] = Value::Bool(false);
-        job["state"] = Value::from("completed");
-        job["next_run_at"] = Value::Null;
-    }
-    jobs::save(home, &all, now)
+        Ok(())
+    })
 }

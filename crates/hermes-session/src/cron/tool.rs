@@ -140,7 +140,11 @@ impl Tool for CronjobTool {
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
-            let home = self.manager.services().setup().home.root().to_path_buf();
+            let book = match super::run::book(&self.manager) {
+                Ok(book) => book,
+                Err(e) => return Ok(error(e)),
+            };
+            let home = book.home.clone();
             let action = args["action"]
                 .as_str()
                 .unwrap_or_default()
@@ -197,7 +201,7 @@ impl Tool for CronjobTool {
                             job["model"] = Value::from(m);
                             job["provider"] = args["model"]["provider"].clone();
                         }
-                        jobs::add(&home, job, t)
+                        jobs::add(&book, job, t)
                     });
                     match made {
                         Ok(job) => ok(json!({
@@ -216,7 +220,7 @@ impl Tool for CronjobTool {
                         Err(e) => error(e),
                     }
                 }
-                "list" => match jobs::load(&home) {
+                "list" => match jobs::load(&book) {
                     Ok(all) => ok(json!({
                         "success": true,
                         "count": all.len(),
@@ -230,9 +234,9 @@ impl Tool for CronjobTool {
                         Err(e) => return Ok(e),
                     };
                     let changed = if action == "pause" {
-                        jobs::pause(&home, &key, t)
+                        jobs::pause(&book, &key, t)
                     } else {
-                        jobs::resume(&home, &key, t, &zone)
+                        jobs::resume(&book, &key, t, &zone)
                     };
                     match changed {
                         Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
@@ -244,7 +248,7 @@ impl Tool for CronjobTool {
                         Ok(k) => k,
                         Err(e) => return Ok(e),
                     };
-                    match jobs::remove(&home, &key, t) {
+                    match jobs::remove(&book, &key, t) {
                         Ok(job) => ok(json!({
                             "success": true,
                             "message": format!("Cron job '{}' removed.", job["name"].as_str().unwrap_or("")),
@@ -259,10 +263,10 @@ impl Tool for CronjobTool {
                         Err(e) => return Ok(e),
                     };
                     // A job's script runs now: the same approval as running it.
-                    if let Some(refused) = approve_script(&home, &key, ctx).await {
+                    if let Some(refused) = approve_script(&book, &key, ctx).await {
                         return Ok(refused);
                     }
-                    match super::run::run_job(&self.manager, &home, &key).await {
+                    match super::run::run_job(&self.manager, &book, &key).await {
                         Ok(outcome) => ok(json!({
                             "success": true,
                             "job": {"job_id": outcome.job_id, "name": outcome.name},
@@ -278,7 +282,7 @@ impl Tool for CronjobTool {
                         Ok(k) => k,
                         Err(e) => return Ok(e),
                     };
-                    match jobs::update(&home, &key, &args, t, &zone) {
+                    match jobs::update(&book, &key, &args, t, &zone) {
                         Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
                         Err(e) => error(e),
                     }
@@ -292,8 +296,9 @@ impl Tool for CronjobTool {
 /// The gate's answer for running job `key`'s script now, judged as the
 /// command that runs it (the gate reads the script); `Some` holds the
 /// refusal.
-async fn approve_script(home: &std::path::Path, key: &str, ctx: &ToolContext) -> Option<String> {
-    let all = jobs::load(home).ok()?;
+async fn approve_script(book: &super::jobs::Book, key: &str, ctx: &ToolContext) -> Option<String> {
+    let home = book.home.as_path();
+    let all = jobs::load(book).ok()?;
     let job = all.get(jobs::find(&all, key).ok()?)?;
     let script = job["script"].as_str().filter(|s| !s.trim().is_empty())?;
     let path = super::script::resolve(home, script, ctx.homes.home.as_deref()).ok()?;

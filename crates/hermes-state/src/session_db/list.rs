@@ -24,8 +24,16 @@ struct RichRow {
     end_reason: Option<String>,
 }
 
-fn preview(raw: &str) -> String {
-    let raw = raw.trim();
+/// A list row's preview of its first user message: line breaks as spaces,
+/// the first 63 characters (what the listing query reads), trimmed, and cut
+/// to 60 with `"..."` when longer.
+pub fn list_preview(content: &str) -> String {
+    let flat: String = content
+        .chars()
+        .take(63)
+        .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
+        .collect();
+    let raw = flat.trim();
     let mut chars = raw.chars();
     let head: String = chars.by_ref().take(PREVIEW_CHARS).collect();
     if chars.next().is_some() {
@@ -47,7 +55,7 @@ fn rich_row(r: &Row<'_>) -> rusqlite::Result<RichRow> {
             ended_at: f64_at(r, 5)?,
             message_count: i64_at(r, 6)?.unwrap_or(0),
             parent_session_id: text_at(r, 7)?,
-            preview: preview(&text_at(r, 9)?.unwrap_or_default()),
+            preview: list_preview(&text_at(r, 9)?.unwrap_or_default()),
             last_active: f64_at(r, 10)?.unwrap_or(started_at),
         },
         end_reason: text_at(r, 8)?,

@@ -45,12 +45,14 @@ pub use fts_query::{
     contains_cjk, count_cjk, is_operator, sanitize_fts5_query, terms as fts5_terms,
 };
 pub use gateway::{GatewaySession, SessionRouting};
+pub use list::list_preview;
 pub use messages::{CONTENT_JSON_PREFIX, MSG_COLS, MessageRecord, content_text, replay};
 pub use pyjson::dumps as py_json_dumps;
 pub use repair::RepairReport;
 pub use sessions::{SESSION_COLS, json_truthy, lineage_base, next_in_lineage};
 pub use sql::like_escape;
 pub use text::{MAX_TITLE_LENGTH, sanitize_title};
+pub use usage::decode_message_json;
 pub use types::{
     ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SearchSort, SessionRow,
     SessionSummary, StoredMessage, UsageDelta,

@@ -212,7 +212,7 @@ fn row_object(r: &Row<'_>) -> rusqlite::Result<Map<String, Value>> {
 }
 
 /// Decodes the JSON-carrying message columns the way the reference's `get_messages` does.
-fn decode_message_json(m: &mut Map<String, Value>) {
+pub fn decode_message_json(m: &mut Map<String, Value>) {
     if let Some(Value::String(s)) = m.get("content")
         && let Some(json) = s.strip_prefix(CONTENT_JSON_PREFIX)
         && let Ok(v) = serde_json::from_str::<Value>(json)
