@@ -436,7 +436,9 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
         CronAction::Tick => {
             let manager = delivering_manager(flags)?;
             drop(out);
-            match run::tick(&manager).await.map_err(anyhow::Error::msg)? {
+            let ticked = run::tick(&manager).await;
+            run::release_scheduler(&manager);
+            match ticked.map_err(anyhow::Error::msg)? {
                 None => writeln!(
                     std::io::stderr(),
                     "Another process is running the due jobs."

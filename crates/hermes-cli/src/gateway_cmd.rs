@@ -119,9 +119,11 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
             .set_cron_delivery(Arc::new(messaging.sender()));
     }
     // Scheduled jobs fire from here, once a minute (the lock in the cron
-    // directory keeps a second process from running the same job); their
-    // answers go out through the platforms above.
+    // directory, or among replicas the scheduler lease, keeps a second
+    // process from running the same job); their answers go out through the
+    // platforms above.
     let ticker = manager.clone();
+    let scheduler = manager.clone();
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
         loop {
@@ -183,6 +185,8 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
             Ok(Ok(())) => {}
         }
     }
+    // Another replica's scheduler takes over now, not when the lease lapses.
+    hermes_session::cron::run::release_scheduler(&scheduler);
     say("Hermes gateway: stopped.");
     Ok(ExitCode::SUCCESS)
 }

@@ -148,8 +148,12 @@ fn row_object(row: &postgres::Row) -> Map<String, Value> {
             Type::TEXT | Type::VARCHAR => row
                 .get::<_, Option<String>>(i)
                 .map_or(Value::Null, |t| Value::String(dec(t))),
-            Type::INT8 => row.get::<_, Option<i64>>(i).map_or(Value::Null, Value::from),
-            Type::INT4 => row.get::<_, Option<i32>>(i).map_or(Value::Null, Value::from),
+            Type::INT8 => row
+                .get::<_, Option<i64>>(i)
+                .map_or(Value::Null, Value::from),
+            Type::INT4 => row
+                .get::<_, Option<i32>>(i)
+                .map_or(Value::Null, Value::from),
             Type::FLOAT8 => row
                 .get::<_, Option<f64>>(i)
                 .and_then(serde_json::Number::from_f64)

@@ -61,7 +61,10 @@ impl Documents for PgStore {
                 )
                 .ctx(CTX)?;
                 let current = tx
-                    .query_opt("SELECT body FROM documents WHERE name = $1", &[&change.name])
+                    .query_opt(
+                        "SELECT body FROM documents WHERE name = $1",
+                        &[&change.name],
+                    )
                     .ctx(CTX)?
                     .map(|r| dec(r.get(0)));
                 if current != change.before {

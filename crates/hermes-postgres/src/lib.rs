@@ -14,8 +14,8 @@
 
 mod admin;
 mod coordination;
-mod documents;
 mod copy;
+mod documents;
 mod error;
 mod history;
 mod pool;

@@ -73,8 +73,11 @@ impl ResponseStore for PgStore {
         Ok(self.with(move |c| {
             const CTX: &str = "deleting a stored response";
             let mut tx = c.transaction().ctx(CTX)?;
-            tx.execute("DELETE FROM api_conversations WHERE response_id = $1", &[&id])
-                .ctx(CTX)?;
+            tx.execute(
+                "DELETE FROM api_conversations WHERE response_id = $1",
+                &[&id],
+            )
+            .ctx(CTX)?;
             let gone = tx
                 .execute("DELETE FROM api_responses WHERE response_id = $1", &[&id])
                 .ctx(CTX)?;

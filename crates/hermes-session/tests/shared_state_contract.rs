@@ -97,8 +97,16 @@ fn documents_swap_only_over_what_was_read_and_list_by_folder() {
             },
         ];
         assert_eq!(docs.swap(&stale, None).unwrap(), Swapped::Changed, "{name}");
-        assert_eq!(docs.read("platforms/pairing/x.json").unwrap(), None, "{name}");
-        for n in ["cron/output/ab/2.md", "cron/output/ab/1.md", "cron/output/a_/1.md"] {
+        assert_eq!(
+            docs.read("platforms/pairing/x.json").unwrap(),
+            None,
+            "{name}"
+        );
+        for n in [
+            "cron/output/ab/2.md",
+            "cron/output/ab/1.md",
+            "cron/output/a_/1.md",
+        ] {
             documents::update(docs, &[n], None, |d| d[0] = Some(n.into())).unwrap();
         }
         assert_eq!(
@@ -108,7 +116,11 @@ fn documents_swap_only_over_what_was_read_and_list_by_folder() {
         );
         assert_eq!(docs.list("cron").unwrap().len(), 4, "{name}: at any depth");
         docs.remove_folder("cron/output/ab").unwrap();
-        assert_eq!(docs.list("cron/output").unwrap(), ["cron/output/a_/1.md"], "{name}");
+        assert_eq!(
+            docs.list("cron/output").unwrap(),
+            ["cron/output/a_/1.md"],
+            "{name}"
+        );
         // A removal is a swap to nothing.
         documents::update(docs, &["cron/output/a_/1.md"], None, |d| d[0] = None).unwrap();
         assert!(docs.list("cron/output").unwrap().is_empty(), "{name}");
@@ -179,15 +191,31 @@ fn stored_responses_keep_the_most_recently_used() {
         std::thread::sleep(std::time::Duration::from_millis(5));
         store.put("resp_b", "{\"b\":\0}", None, 2).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
-        assert_eq!(store.get("resp_a").unwrap().as_deref(), Some("{\"a\":1}"), "{name}");
+        assert_eq!(
+            store.get("resp_a").unwrap().as_deref(),
+            Some("{\"a\":1}"),
+            "{name}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(5));
         store.put("resp_c", "{}", Some("other"), 2).unwrap();
-        assert_eq!(store.get("resp_b").unwrap(), None, "{name}: least recently used went");
-        assert_eq!(store.conversation("chat").unwrap().as_deref(), Some("resp_a"), "{name}");
+        assert_eq!(
+            store.get("resp_b").unwrap(),
+            None,
+            "{name}: least recently used went"
+        );
+        assert_eq!(
+            store.conversation("chat").unwrap().as_deref(),
+            Some("resp_a"),
+            "{name}"
+        );
         assert!(store.delete("resp_a").unwrap(), "{name}");
         assert_eq!(store.conversation("chat").unwrap(), None, "{name}");
         assert!(!store.delete("resp_a").unwrap(), "{name}");
-        assert_eq!(store.conversation("other").unwrap().as_deref(), Some("resp_c"), "{name}");
+        assert_eq!(
+            store.conversation("other").unwrap().as_deref(),
+            Some("resp_c"),
+            "{name}"
+        );
     }
 }
 
@@ -232,10 +260,16 @@ fn family(store: &dyn SessionStore) {
             timestamp: ts,
             ..MessageExtra::default()
         };
-        store.append_message(id, &Message::user(text), &extra).unwrap();
+        store
+            .append_message(id, &Message::user(text), &extra)
+            .unwrap();
     };
     store.create_session(&new_session("root", 100.0)).unwrap();
-    say("root", "first line\nof the root question that is rather long, long enough to cut", 101.0);
+    say(
+        "root",
+        "first line\nof the root question that is rather long, long enough to cut",
+        101.0,
+    );
     store
         .create_session(&NewSession {
             model_config: Some(serde_json::json!({"_delegate_from": "root"})),
@@ -265,16 +299,27 @@ fn family(store: &dyn SessionStore) {
         .unwrap();
 }
 
-fn admins() -> Vec<(&'static str, Arc<dyn SessionStore>, Arc<dyn SessionAdmin>, Box<dyn std::any::Any>)> {
+fn admins() -> Vec<(
+    &'static str,
+    Arc<dyn SessionStore>,
+    Arc<dyn SessionAdmin>,
+    Box<dyn std::any::Any>,
+)> {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Arc::new(SqliteStore::open(&dir.path().join("state.db")).unwrap());
-    let mut out: Vec<(&'static str, Arc<dyn SessionStore>, Arc<dyn SessionAdmin>, Box<dyn std::any::Any>)> =
-        vec![("sqlite", sqlite.clone(), sqlite, Box::new(dir))];
+    let mut out: Vec<(
+        &'static str,
+        Arc<dyn SessionStore>,
+        Arc<dyn SessionAdmin>,
+        Box<dyn std::any::Any>,
+    )> = vec![("sqlite", sqlite.clone(), sqlite, Box::new(dir))];
     if let Some(pg) = scratch() {
-        let store = Arc::new(hermes_postgres::PgStore::open(
-            hermes_postgres::Target::parse(&pg.url, &pg.schema).unwrap(),
-        )
-        .unwrap());
+        let store = Arc::new(
+            hermes_postgres::PgStore::open(
+                hermes_postgres::Target::parse(&pg.url, &pg.schema).unwrap(),
+            )
+            .unwrap(),
+        );
         out.push(("postgresql", store.clone(), store, Box::new(pg)));
     }
     out
@@ -296,8 +341,7 @@ fn listing_exporting_and_deleting_agree_between_stores() {
         assert_eq!(long.title.as_deref(), Some("The long one"), "{name}");
         assert_eq!(long.preview, "after compression", "{name}");
         assert_eq!(
-            listed[2].preview,
-            "first line of the root question that is rather long, long en...",
+            listed[2].preview, "first line of the root question that is rather long, long en...",
             "{name}"
         );
         let all = admin
@@ -312,7 +356,10 @@ fn listing_exporting_and_deleting_agree_between_stores() {
         assert_eq!(ids, ["long-2", "long"], "{name}: a page of every row");
         listings.push(listed);
         let export = admin.export_session("long-2").unwrap().unwrap();
-        assert_eq!(export["messages"][0]["content"], "after compression", "{name}");
+        assert_eq!(
+            export["messages"][0]["content"], "after compression",
+            "{name}"
+        );
         assert!(export["messages"][0].get("fts").is_none(), "{name}");
         assert!(admin.export_session("nope").unwrap().is_none(), "{name}");
         exports.push(export);

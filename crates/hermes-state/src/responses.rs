@@ -183,7 +183,11 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert_eq!(store.get("a").unwrap().as_deref(), Some("A"));
         store.put("c", "C", None, 2).unwrap();
-        assert_eq!(store.get("b").unwrap(), None, "the least recently used went");
+        assert_eq!(
+            store.get("b").unwrap(),
+            None,
+            "the least recently used went"
+        );
         assert_eq!(store.conversation("chat").unwrap().as_deref(), Some("a"));
         assert!(store.delete("a").unwrap());
         assert_eq!(store.conversation("chat").unwrap(), None);

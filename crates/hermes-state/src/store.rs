@@ -8,8 +8,8 @@ use std::path::Path;
 use hermes_protocol::Message;
 
 use crate::session_db::{
-    ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow, SessionSummary,
-    StoredMessage, UsageDelta,
+    ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow,
+    SessionSummary, StoredMessage, UsageDelta,
 };
 
 /// A store operation that failed; the message says what and why.

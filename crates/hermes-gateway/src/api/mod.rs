@@ -95,7 +95,6 @@ impl AppState {
     }
 }
 
-
 /// The router with every route, auth, CORS and the security headers.
 pub fn router(state: Arc<AppState>) -> Router {
     let api = Router::new()

@@ -457,10 +457,8 @@ impl Router {
                 pairing::TOO_MANY.to_owned()
             }
             Err(e) => {
-                self.hub.log(&format!(
-                    "pairing: cannot write {}: {e}",
-                    pairing.place()
-                ));
+                self.hub
+                    .log(&format!("pairing: cannot write {}: {e}", pairing.place()));
                 return;
             }
         };

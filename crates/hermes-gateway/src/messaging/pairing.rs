@@ -196,7 +196,11 @@ impl PairingStore {
     /// replicas share), choosing the folder as [`PairingStore::new`] does.
     pub fn with_documents(docs: Arc<dyn Documents>) -> Self {
         let legacy = docs.list("pairing").is_ok_and(|names| !names.is_empty());
-        let folder = if legacy { "pairing" } else { "platforms/pairing" };
+        let folder = if legacy {
+            "pairing"
+        } else {
+            "platforms/pairing"
+        };
         let place = docs.describe(folder);
         Self {
             folder: folder.to_owned(),
@@ -250,7 +254,11 @@ impl PairingStore {
     }
 
     /// The codes of `platform` younger than an hour (older ones dropped).
-    fn purge_expired(&self, files: &mut Files<'_>, platform: &str) -> std::io::Result<Map<String, Value>> {
+    fn purge_expired(
+        &self,
+        files: &mut Files<'_>,
+        platform: &str,
+    ) -> std::io::Result<Map<String, Value>> {
         let name = format!("{platform}-pending.json");
         let mut pending = files.get(&name);
         let now = (self.now)();
@@ -350,7 +358,11 @@ impl PairingStore {
     pub fn approve(&self, platform: &str, code: &str, by: Approver) -> std::io::Result<Approval> {
         let pending_file = format!("{platform}-pending.json");
         let approved_file = format!("{platform}-approved.json");
-        let opened = [pending_file.clone(), LIMITS.to_owned(), approved_file.clone()];
+        let opened = [
+            pending_file.clone(),
+            LIMITS.to_owned(),
+            approved_file.clone(),
+        ];
         self.change(&opened, |files| {
             let mut pending = self.purge_expired(files, platform)?;
             let mut limits = files.get(LIMITS);

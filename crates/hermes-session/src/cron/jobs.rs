@@ -372,12 +372,7 @@ pub fn add(book: &Book, job: Value, now: i64) -> Result<Value, String> {
     Ok(job)
 }
 
-fn change(
-    book: &Book,
-    key: &str,
-    now: i64,
-    apply: impl Fn(&mut Value),
-) -> Result<Value, String> {
+fn change(book: &Book, key: &str, now: i64, apply: impl Fn(&mut Value)) -> Result<Value, String> {
     edit(book, now, |all| {
         let i = find(all, key)?;
         apply(&mut all[i]);

@@ -124,6 +124,17 @@ fn take_turn(manager: &SessionManager, home: &Path) -> Result<Option<Ticker>, St
     )
 }
 
+/// Gives the scheduler lease up (a one-off tick, a replica stopping), so
+/// another replica ticks at once; nothing on one machine.
+pub fn release_scheduler(manager: &SessionManager) {
+    let services = manager.services();
+    if let Some(shared) = services.shared() {
+        let _ = shared
+            .coordinator
+            .release(SCHEDULER_LEASE, services.replica());
+    }
+}
+
 /// Runs the jobs that are due; `None` when another process is ticking.
 pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, String> {
     let book = book(manager)?;
@@ -248,23 +259,25 @@ async fn execute(manager: &SessionManager, book: &Book, job: &Value, started: i6
     {
         Some(named) => {
             let user_home = setup.env.get("HOME").map(std::path::PathBuf::from);
-            Some(match script::resolve(&book.home, named, user_home.as_deref()) {
-                Ok(path) => {
-                    let timeout = script::timeout(
-                        setup.env.get("HERMES_CRON_SCRIPT_TIMEOUT"),
-                        &setup.config.raw,
-                    );
-                    let hidden = crate::secrets::credential_vars(setup);
-                    // A no_agent job runs where the job says; a pre-run script beside itself.
-                    let cwd = if job["no_agent"] == true {
-                        workdir.as_deref()
-                    } else {
-                        None
-                    };
-                    script::run(&path, cwd, timeout, &hidden).await
-                }
-                Err(e) => Err(e),
-            })
+            Some(
+                match script::resolve(&book.home, named, user_home.as_deref()) {
+                    Ok(path) => {
+                        let timeout = script::timeout(
+                            setup.env.get("HERMES_CRON_SCRIPT_TIMEOUT"),
+                            &setup.config.raw,
+                        );
+                        let hidden = crate::secrets::credential_vars(setup);
+                        // A no_agent job runs where the job says; a pre-run script beside itself.
+                        let cwd = if job["no_agent"] == true {
+                            workdir.as_deref()
+                        } else {
+                            None
+                        };
+                        script::run(&path, cwd, timeout, &hidden).await
+                    }
+                    Err(e) => Err(e),
+                },
+            )
         }
         None => None,
     };
@@ -378,7 +391,10 @@ fn save_output(
     started: i64,
     result: &Result<String, String>,
 ) -> Result<String, String> {
-    let id = job["id"].as_str().filter(|id| !id.is_empty()).unwrap_or("job");
+    let id = job["id"]
+        .as_str()
+        .filter(|id| !id.is_empty())
+        .unwrap_or("job");
     let folder = jobs::output_folder(id);
     let t = hermes_state::time::UtcTime::from_unix(started);
     let name = format!(

@@ -52,11 +52,11 @@ pub use repair::RepairReport;
 pub use sessions::{SESSION_COLS, json_truthy, lineage_base, next_in_lineage};
 pub use sql::like_escape;
 pub use text::{MAX_TITLE_LENGTH, sanitize_title};
-pub use usage::decode_message_json;
 pub use types::{
     ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SearchSort, SessionRow,
     SessionSummary, StoredMessage, UsageDelta,
 };
+pub use usage::decode_message_json;
 
 use error::{Ctx, is_corruption_error};
 
