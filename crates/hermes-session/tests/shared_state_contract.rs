@@ -29,10 +29,13 @@ fn scratch() -> Option<Arc<Scratch>> {
     Some(Arc::new(Scratch::new(&url).unwrap()))
 }
 
+/// What keeps a store under test alive (its directory or schema).
+type Keep = Box<dyn std::any::Any>;
+
 /// Each store's documents, with what keeps them alive.
-fn document_stores() -> Vec<(&'static str, Arc<dyn Documents>, Box<dyn std::any::Any>)> {
+fn document_stores() -> Vec<(&'static str, Arc<dyn Documents>, Keep)> {
     let dir = tempfile::tempdir().unwrap();
-    let mut out: Vec<(&'static str, Arc<dyn Documents>, Box<dyn std::any::Any>)> = vec![(
+    let mut out: Vec<(&'static str, Arc<dyn Documents>, Keep)> = vec![(
         "files",
         Arc::new(HomeDocuments::new(dir.path())),
         Box::new(dir),
@@ -178,13 +181,17 @@ fn a_write_under_a_lost_lease_is_refused() {
 #[test]
 fn stored_responses_keep_the_most_recently_used() {
     let dir = tempfile::tempdir().unwrap();
-    let mut stores: Vec<(&str, Arc<dyn ResponseStore>, Option<Arc<Scratch>>)> = vec![(
+    let mut stores: Vec<(&str, Arc<dyn ResponseStore>, Keep)> = vec![(
         "sqlite",
         Arc::new(SqliteResponses::open(&dir.path().join("response_store.db"))),
-        None,
+        Box::new(()),
     )];
     if let Some(pg) = scratch() {
-        stores.push(("postgresql", Arc::new(PgResponses(pg.clone())), Some(pg)));
+        stores.push((
+            "postgresql",
+            Arc::new(PgResponses(pg.clone())),
+            Box::new(pg),
+        ));
     }
     for (name, store, _keep) in stores {
         store.put("resp_a", "{\"a\":1}", Some("chat"), 2).unwrap();
@@ -299,20 +306,18 @@ fn family(store: &dyn SessionStore) {
         .unwrap();
 }
 
-fn admins() -> Vec<(
+/// A store under test: its name, its runtime and management sides, its keeper.
+type AdminSubject = (
     &'static str,
     Arc<dyn SessionStore>,
     Arc<dyn SessionAdmin>,
-    Box<dyn std::any::Any>,
-)> {
+    Keep,
+);
+
+fn admins() -> Vec<AdminSubject> {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Arc::new(SqliteStore::open(&dir.path().join("state.db")).unwrap());
-    let mut out: Vec<(
-        &'static str,
-        Arc<dyn SessionStore>,
-        Arc<dyn SessionAdmin>,
-        Box<dyn std::any::Any>,
-    )> = vec![("sqlite", sqlite.clone(), sqlite, Box::new(dir))];
+    let mut out: Vec<AdminSubject> = vec![("sqlite", sqlite.clone(), sqlite, Box::new(dir))];
     if let Some(pg) = scratch() {
         let store = Arc::new(
             hermes_postgres::PgStore::open(
