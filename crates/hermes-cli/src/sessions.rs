@@ -216,9 +216,13 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
         SessionsAction::Prune {
             filters,
             include_archived,
-        } => crate::sessions_bulk::bulk(&mut db, &mut out, &filters, true, include_archived)?,
+        } => {
+            let store = hermes_session::store::SqliteStore::open(&home.state_db())?;
+            crate::sessions_bulk::bulk(&store, &mut out, &filters, true, include_archived)?;
+        }
         SessionsAction::Archive { filters } => {
-            crate::sessions_bulk::bulk(&mut db, &mut out, &filters, false, false)?;
+            let store = hermes_session::store::SqliteStore::open(&home.state_db())?;
+            crate::sessions_bulk::bulk(&store, &mut out, &filters, false, false)?;
         }
         SessionsAction::Optimize => crate::sessions_bulk::optimize(&mut db, &mut out)?,
         SessionsAction::Browse { source, limit } => {
@@ -228,18 +232,7 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
                 ..ListFilter::default()
             })?;
             db.close()?;
-            if rows.is_empty() {
-                writeln!(out, "No sessions yet. Start one with: hermes chat")?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let Some(id) = crate::session_browser::pick(&rows)? else {
-                writeln!(out, "Cancelled.")?;
-                return Ok(ExitCode::SUCCESS);
-            };
-            writeln!(out, "Resuming session: {id}")?;
-            out.flush()?;
-            drop(out);
-            return resume_in_place(&id);
+            return browse(&mut out, &rows);
         }
         // Handled above, before the database is opened.
         SessionsAction::Repair { .. } | SessionsAction::Migrate { .. } => {}
@@ -290,6 +283,21 @@ fn write_export(
         )?;
     }
     Ok(())
+}
+
+/// `hermes sessions browse`: pick one of `rows` and resume it in place.
+fn browse(out: &mut impl Write, rows: &[SessionSummary]) -> Result<ExitCode> {
+    if rows.is_empty() {
+        writeln!(out, "No sessions yet. Start one with: hermes chat")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(id) = crate::session_browser::pick(rows)? else {
+        writeln!(out, "Cancelled.")?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    writeln!(out, "Resuming session: {id}")?;
+    out.flush()?;
+    resume_in_place(&id)
 }
 
 /// Replaces this process with `hermes --resume ID`, as the reference relaunches.
@@ -398,6 +406,29 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
             };
             write_export(&mut out, &ids, &output, |id| Ok(store.export_session(id)?))?;
         }
+        SessionsAction::Prune {
+            filters,
+            include_archived,
+        } => crate::sessions_bulk::bulk(&store, &mut out, &filters, true, include_archived)?,
+        SessionsAction::Archive { filters } => {
+            crate::sessions_bulk::bulk(&store, &mut out, &filters, false, false)?;
+        }
+        SessionsAction::Browse { source, limit } => {
+            let rows = store.list_sessions(&ListFilter {
+                source,
+                limit,
+                ..ListFilter::default()
+            })?;
+            return browse(&mut out, &rows);
+        }
+        SessionsAction::Optimize => {
+            store.vacuum_analyze()?;
+            writeln!(
+                out,
+                "Vacuumed and analyzed the session tables in {}.",
+                store.target().describe()
+            )?;
+        }
         SessionsAction::Delete { session_id, yes } => {
             let id = named(&session_id)?;
             confirm(yes, &format!("Delete session {id} and all its messages?"))?;
@@ -428,10 +459,8 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
             writeln!(out, "Database:  {}", store.target().describe())?;
         }
         _ => bail!(
-            "this `hermes sessions` action works on state.db, and sessions live in PostgreSQL \
-             (sessiondb.provider: postgresql): list, show, search, export, delete, rename and \
-             stats work there; for the others copy them out first with \
-             `hermes sessions migrate --to PATH/state.db`"
+            "`hermes sessions repair` mends a state.db file; sessions live in PostgreSQL \
+             (sessiondb.provider: postgresql), which keeps its own integrity"
         ),
     }
     Ok(ExitCode::SUCCESS)

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use hermes_state::store::SessionAdmin;
 use hermes_state::session_db::{BulkCandidate, SessionDb};
 
 use crate::session_filters::{FilterArgs, describe, format_time};
@@ -16,7 +17,7 @@ const PREVIEW_ROWS: usize = 15;
 
 /// Prune (delete) or archive (hide) the ended sessions the flags select.
 pub(crate) fn bulk(
-    db: &mut SessionDb,
+    db: &dyn SessionAdmin,
     out: &mut impl Write,
     args: &FilterArgs,
     delete: bool,

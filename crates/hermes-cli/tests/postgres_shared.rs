@@ -210,6 +210,25 @@ fn sessions_export_and_delete_work_on_postgresql() {
     use hermes_session::SessionStore;
     assert!(scratch.store.session(&id).unwrap().is_none());
     assert!(!ok(&sb.run(&["sessions", "list"])).contains(&id));
+    // Bulk actions select there too: archive hides, prune deletes.
+    sb.mock.push(Reply::text("Lyon."));
+    let second = session_id_of(&sb.chat("second city?", &[]));
+    let dry = ok(&sb.run(&["sessions", "prune", "--source", "cli", "--dry-run"]));
+    assert!(dry.contains(&second) && dry.contains("Dry run"), "{dry}");
+    let archived = ok(&sb.run(&["sessions", "archive", "--source", "cli", "--yes"]));
+    assert!(archived.contains("Archived 1 session"), "{archived}");
+    assert!(!ok(&sb.run(&["sessions", "list"])).contains(&second));
+    let pruned = ok(&sb.run(&[
+        "sessions",
+        "prune",
+        "--source",
+        "cli",
+        "--include-archived",
+        "--yes",
+    ]));
+    assert!(pruned.contains("Pruned 1 session"), "{pruned}");
+    assert!(scratch.store.session(&second).unwrap().is_none());
+    assert!(ok(&sb.run(&["sessions", "optimize"])).contains("Vacuumed"));
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! (children hidden, a compressed conversation shown as its newest
 //! continuation), exports with every column, deletion with subagent runs.
 
-use hermes_state::session_db::{ListFilter, SessionSummary, decode_message_json, list_preview};
+use hermes_state::session_db::{
+    BulkCandidate, ListFilter, SessionFilter, SessionSummary, decode_message_json, list_preview,
+};
 use hermes_state::store::{SessionAdmin, StoreError};
 use postgres::GenericClient;
 use serde_json::{Map, Value};
@@ -258,5 +260,20 @@ impl SessionAdmin for PgStore {
     fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_owned();
         Ok(self.with(move |c| delete(c, &id))?)
+    }
+
+    fn bulk_candidates(&self, filter: &SessionFilter) -> Result<Vec<BulkCandidate>, StoreError> {
+        let filter = filter.clone();
+        Ok(self.with(move |c| crate::bulk::candidates(c, &filter))?)
+    }
+
+    fn prune_matching(&self, filter: &SessionFilter) -> Result<usize, StoreError> {
+        let filter = filter.clone();
+        Ok(self.with(move |c| crate::bulk::prune(c, &filter))?)
+    }
+
+    fn archive_matching(&self, filter: &SessionFilter) -> Result<usize, StoreError> {
+        let filter = filter.clone();
+        Ok(self.with(move |c| crate::bulk::archive(c, &filter))?)
     }
 }

@@ -408,13 +408,10 @@ pub fn copy_sqlite_to_postgres(path: &Path, store: &PgStore) -> Result<CopyRepor
         source.messages.clone(),
         source.usage.clone(),
     );
-    store.with(move |c| {
-        write_postgres(c, rows)?;
-        // Fresh statistics (or the planner guesses badly for the first
-        // searches) and the search indexes' pending lists merged.
-        c.batch_execute("VACUUM (ANALYZE) sessions, messages, session_model_usage")
-            .ctx("analyzing the copied tables")
-    })?;
+    store.with(move |c| write_postgres(c, rows))?;
+    // Fresh statistics (or the planner guesses badly for the first searches)
+    // and the search indexes' pending lists merged.
+    store.vacuum_analyze()?;
     let target = store.with(snapshot_postgres)?;
     verified(&source, target)
 }

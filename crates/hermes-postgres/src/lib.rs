@@ -13,6 +13,7 @@
 //! runs a single-threaded one) and block only on a channel.
 
 mod admin;
+mod bulk;
 mod coordination;
 mod copy;
 mod documents;

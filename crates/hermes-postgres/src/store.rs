@@ -182,6 +182,15 @@ impl PgStore {
         })
     }
 
+    /// `VACUUM (ANALYZE)` of the session tables: space given back, fresh
+    /// statistics, the search indexes' pending lists merged.
+    pub fn vacuum_analyze(&self) -> Result<(), PgError> {
+        self.with(|c| {
+            c.batch_execute("VACUUM (ANALYZE) sessions, messages, session_model_usage")
+                .ctx("vacuuming the session tables")
+        })
+    }
+
     /// Numbers of sessions and messages (every row).
     pub fn counts(&self) -> Result<(u64, u64), PgError> {
         self.with(|c| {

@@ -106,6 +106,21 @@ impl hermes_state::store::SessionAdmin for SqliteStore {
     fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
         self.with(|db| db.delete_session(id))
     }
+
+    fn bulk_candidates(
+        &self,
+        filter: &hermes_state::SessionFilter,
+    ) -> Result<Vec<hermes_state::BulkCandidate>, StoreError> {
+        self.with(|db| db.bulk_candidates(filter))
+    }
+
+    fn prune_matching(&self, filter: &hermes_state::SessionFilter) -> Result<usize, StoreError> {
+        self.with(|db| db.prune_matching(filter))
+    }
+
+    fn archive_matching(&self, filter: &hermes_state::SessionFilter) -> Result<usize, StoreError> {
+        self.with(|db| db.archive_matching(filter))
+    }
 }
 
 impl SessionStore for SqliteStore {

@@ -406,3 +406,66 @@ fn listing_exporting_and_deleting_agree_between_stores() {
         assert_eq!(a, b, "the same export, value for value");
     }
 }
+
+#[test]
+fn bulk_prune_and_archive_select_the_same_sessions_in_every_store() {
+    use hermes_state::session_db::SessionFilter;
+    let mut picked = Vec::new();
+    for (name, store, admin, _keep) in admins() {
+        family(store.as_ref());
+        store
+            .create_session(&NewSession {
+                cwd: Some("/work/Project_1/sub".into()),
+                ..new_session("other", 400.0)
+            })
+            .unwrap();
+        store.set_title("other", "Planning 100% done").unwrap();
+        store.end_session("other", "user_exit").unwrap();
+        // Titles match case-insensitively; `%` in the text is a wildcard,
+        // as SQLite's LIKE has no escape; only ended sessions are touched.
+        let by_title = SessionFilter {
+            title_like: Some("PLANNING 1%".into()),
+            ..SessionFilter::default()
+        };
+        let ids = |f: &SessionFilter| -> Vec<String> {
+            admin
+                .bulk_candidates(f)
+                .unwrap()
+                .into_iter()
+                .map(|c| c.id)
+                .collect()
+        };
+        assert_eq!(ids(&by_title), ["other"], "{name}");
+        let by_cwd = SessionFilter {
+            cwd_prefix: Some("/work/project_1/".into()),
+            ..SessionFilter::default()
+        };
+        assert_eq!(ids(&by_cwd), ["other"], "{name}: the path's case is ignored");
+        let old = SessionFilter {
+            started_before: Some(250.0),
+            ..SessionFilter::default()
+        };
+        // "root" and "long" ended; "run" and "long-2" did not.
+        assert_eq!(ids(&old), ["root", "long"], "{name}");
+        picked.push(ids(&old));
+        // Archiving "long" hides its continuation too (one conversation).
+        let long = SessionFilter {
+            end_reason: Some("compression".into()),
+            ..SessionFilter::default()
+        };
+        assert_eq!(admin.archive_matching(&long).unwrap(), 1, "{name}");
+        let listed: Vec<String> = admin
+            .list_sessions(&ListFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(listed, ["other", "branch", "root"], "{name}");
+        assert_eq!(admin.prune_matching(&by_title).unwrap(), 1, "{name}");
+        assert!(store.session("other").unwrap().is_none(), "{name}");
+        assert!(store.session("root").unwrap().is_some(), "{name}");
+    }
+    if let [a, b] = picked.as_slice() {
+        assert_eq!(a, b);
+    }
+}

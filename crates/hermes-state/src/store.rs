@@ -8,7 +8,7 @@ use std::path::Path;
 use hermes_protocol::Message;
 
 use crate::session_db::{
-    ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow,
+    BulkCandidate, ListFilter, MessageExtra, SessionFilter, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow,
     SessionSummary, StoredMessage, UsageDelta,
 };
 
@@ -127,6 +127,13 @@ pub trait SessionAdmin: HistoryReader + Send + Sync {
     /// Deletes a session, its messages and its subagent runs (other children
     /// are detached); whether it existed.
     fn delete_session(&self, id: &str) -> Result<bool, StoreError>;
+    /// The ended sessions `filter` selects, oldest first; changes nothing.
+    fn bulk_candidates(&self, filter: &SessionFilter) -> Result<Vec<BulkCandidate>, StoreError>;
+    /// Deletes the sessions `filter` selects (children detached); how many.
+    fn prune_matching(&self, filter: &SessionFilter) -> Result<usize, StoreError>;
+    /// Archives the sessions `filter` selects, each with its compression
+    /// lineage; how many matched.
+    fn archive_matching(&self, filter: &SessionFilter) -> Result<usize, StoreError>;
 }
 
 impl HistoryReader for crate::session_db::SessionDb {

@@ -131,6 +131,23 @@ impl SessionFilter {
 
     /// The `WHERE` clause over `sessions s`, with its parameters.
     fn where_clause(&self) -> (String, Vec<SqlValue>) {
+        let (clause, values) = self.conditions();
+        let params = values
+            .into_iter()
+            .map(|v| match v {
+                FilterValue::Text(t) => SqlValue::Text(t),
+                FilterValue::Real(r) => SqlValue::Real(r),
+                FilterValue::Integer(n) => SqlValue::Integer(n),
+            })
+            .collect();
+        (clause, params)
+    }
+
+    /// The filter as SQL over `sessions s`: conditions joined with AND, `?`
+    /// for each value in order (SQLite's LIKE: case-insensitive, no escape
+    /// character), so every store selects the same sessions.
+    pub fn conditions(&self) -> (String, Vec<FilterValue>) {
+        use FilterValue as SqlValue;
         let mut clauses = vec!["s.ended_at IS NOT NULL".to_owned()];
         let mut params: Vec<SqlValue> = Vec::new();
         let mut add = |clause: &str, values: Vec<SqlValue>| {
@@ -226,6 +243,17 @@ impl SessionFilter {
         }
         (clauses.join(" AND "), params)
     }
+}
+
+/// A value a [`SessionFilter`] condition compares with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterValue {
+    /// Text.
+    Text(String),
+    /// A float.
+    Real(f64),
+    /// An integer.
+    Integer(i64),
 }
 
 fn nonempty(v: &Option<String>) -> Option<&str> {

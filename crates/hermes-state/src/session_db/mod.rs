@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-pub use bulk::{BulkCandidate, SessionFilter};
+pub use bulk::{BulkCandidate, FilterValue, SessionFilter};
 pub use conn::{Durability, JournalMode};
 pub use error::DbError;
 pub use fts_query::{
