@@ -17,7 +17,7 @@ use hermes_protocol::{Message, Op, Role};
 use hermes_session::{
     Conversation, ResumeRequest, Seed, SessionHooks, SessionManager, SessionSpec, Submitter,
 };
-use hermes_state::session_db::{ListFilter, SessionDb};
+use hermes_state::session_db::ListFilter;
 
 use crate::edits::{EditGate, Mode};
 
@@ -249,8 +249,12 @@ impl Acp {
         cursor: Option<&str>,
     ) -> Result<ListSessionsResponse, String> {
         const PAGE: usize = 50;
-        let path = self.manager.services().setup().home.state_db();
-        let db = SessionDb::open(&path).map_err(|e| e.to_string())?;
+        // The store the sessions were written to (state.db or the shared database).
+        let db = self
+            .manager
+            .services()
+            .admin()
+            .ok_or_else(|| "the session store is unavailable".to_owned())?;
         let filter = ListFilter {
             source: Some("acp".into()),
             limit: 10_000,
@@ -268,7 +272,7 @@ impl Acp {
         };
         let mut infos = Vec::new();
         for row in rows.iter().skip(start) {
-            let full = db.get_session(&row.id).ok().flatten();
+            let full = db.session_row(&row.id).ok().flatten();
             let row_cwd = full
                 .as_ref()
                 .and_then(|s| s.cwd.clone())

@@ -515,9 +515,13 @@ async fn serve(setup: &Setup, verbose: bool) -> Result<ExitCode> {
             );
         }
     }
-    hermes_mcp::serve::HermesServer::new(setup.home.root())
-        .serve_stdio()
-        .await
-        .map_err(anyhow::Error::msg)?;
+    // Conversations are read where the gateway writes them.
+    let server = if hermes_session::stores::required(setup) {
+        let opened = hermes_session::stores::open(setup).map_err(anyhow::Error::msg)?;
+        hermes_mcp::serve::HermesServer::with_store(setup.home.root(), opened.admin)
+    } else {
+        hermes_mcp::serve::HermesServer::new(setup.home.root())
+    };
+    server.serve_stdio().await.map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use hermes_state::store::SessionAdmin;
 use hermes_state::session_db::{BulkCandidate, SessionDb};
+use hermes_state::store::SessionAdmin;
 
 use crate::session_filters::{FilterArgs, describe, format_time};
 

@@ -197,7 +197,7 @@ pub(crate) fn status(setup: &Setup) -> Result<ExitCode> {
         None => writeln!(out, "  Status:       ✗ stopped")?,
     }
     section(&mut out, "Scheduled Jobs")?;
-    writeln!(out, "  Jobs:         {}", cron_jobs(setup.home.root()))?;
+    writeln!(out, "  Jobs:         {}", cron_jobs(setup))?;
     section(&mut out, "Sessions")?;
     let sessions = if setup.home.state_db().is_file() {
         hermes_state::session_db::SessionDb::open(&setup.home.state_db())
@@ -222,20 +222,26 @@ pub(crate) fn status(setup: &Setup) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// "N active, M total" from `cron/jobs.json` (the reference's file).
-fn cron_jobs(home: &Path) -> String {
-    let Ok(text) = std::fs::read_to_string(home.join("cron").join("jobs.json")) else {
-        return "0".into();
+/// "N active, M total" from `cron/jobs.json` (the reference's file, or its
+/// row in the database replicas share).
+fn cron_jobs(setup: &Setup) -> String {
+    let book = match hermes_session::stores::documents(setup) {
+        Ok(docs) => hermes_session::cron::jobs::Book {
+            home: setup.home.root().to_path_buf(),
+            docs,
+        },
+        Err(e) => return format!("(cannot read the jobs: {e})"),
     };
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return "(cron/jobs.json is not valid JSON)".into();
+    // No jobs document at all reads "0", as the reference prints it.
+    match book.docs.read(hermes_session::cron::jobs::JOBS) {
+        Ok(None) => return "0".into(),
+        Ok(Some(_)) => {}
+        Err(e) => return format!("(cannot read the jobs: {e})"),
+    }
+    let jobs = match hermes_session::cron::jobs::load(&book) {
+        Ok(jobs) => jobs,
+        Err(e) => return format!("({e})"),
     };
-    let jobs = value
-        .get("jobs")
-        .and_then(|j| j.as_array())
-        .or_else(|| value.as_array())
-        .cloned()
-        .unwrap_or_default();
     let active = jobs
         .iter()
         .filter(|j| j.get("enabled").and_then(serde_json::Value::as_bool) != Some(false))

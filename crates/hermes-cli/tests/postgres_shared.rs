@@ -287,3 +287,86 @@ fn migrate_carries_the_cron_and_pairing_files_both_ways() {
     assert!(text.contains("Summarize the news"), "{text}");
     assert!(PairingStore::new(other.path()).is_approved("slack", "U7"));
 }
+
+#[test]
+fn mcp_serve_reads_the_conversations_a_replica_wrote() {
+    use hermes_session::SessionStore;
+    use hermes_state::session_db::{MessageExtra, NewSession, SessionRouting};
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let Some(url) = database() else { return };
+    let scratch = Scratch::new(&url).unwrap();
+    // What a gateway replica writes for a Telegram DM.
+    let store = &scratch.store;
+    store
+        .create_session(&NewSession {
+            id: "tg_1".into(),
+            source: "telegram".into(),
+            started_at: 1_700_000_000.0,
+            ..NewSession::default()
+        })
+        .unwrap();
+    store
+        .set_routing(
+            "tg_1",
+            &SessionRouting {
+                session_key: "agent:main:telegram:dm:42".into(),
+                chat_id: Some("42".into()),
+                chat_type: Some("dm".into()),
+                display_name: Some("Ann".into()),
+                ..SessionRouting::default()
+            },
+        )
+        .unwrap();
+    let extra = MessageExtra {
+        timestamp: 1_700_000_001.0,
+        ..MessageExtra::default()
+    };
+    store
+        .append_message(
+            "tg_1",
+            &hermes_protocol::Message::user("ping from Ann"),
+            &extra,
+        )
+        .unwrap();
+    let sb = replica(&url, &scratch);
+    let mut child = sb
+        .command()
+        .args(["mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut call = |line: &str| -> Value {
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        let reply = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if line.contains("\"initialize\"") {
+            stdin
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+                .unwrap();
+        }
+        reply
+    };
+    call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    let listed = call(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"conversations_list","arguments":{}}}"#,
+    );
+    let text = listed["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("agent:main:telegram:dm:42"), "{listed}");
+    let read = call(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"messages_read","arguments":{"session_key":"agent:main:telegram:dm:42"}}}"#,
+    );
+    let text = read["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("ping from Ann"), "{read}");
+    drop(stdin);
+    let _ = child.wait();
+}

@@ -3,7 +3,8 @@
 //! continuation), exports with every column, deletion with subagent runs.
 
 use hermes_state::session_db::{
-    BulkCandidate, ListFilter, SessionFilter, SessionSummary, decode_message_json, list_preview,
+    BulkCandidate, GatewaySession, ListFilter, SessionFilter, SessionSummary, decode_message_json,
+    list_preview,
 };
 use hermes_state::store::{SessionAdmin, StoreError};
 use postgres::GenericClient;
@@ -276,4 +277,49 @@ impl SessionAdmin for PgStore {
         let filter = filter.clone();
         Ok(self.with(move |c| crate::bulk::archive(c, &filter))?)
     }
+
+    fn gateway_sessions(&self, active_only: bool) -> Result<Vec<GatewaySession>, StoreError> {
+        Ok(self.with(move |c| gateway_sessions(c, active_only))?)
+    }
+}
+
+fn gateway_sessions(
+    c: &mut postgres::Client,
+    active_only: bool,
+) -> Result<Vec<GatewaySession>, PgError> {
+    let sql = format!(
+        "SELECT id, session_key, source, chat_type, display_name, origin_json, chat_id, \
+         thread_id, user_id, started_at, \
+         COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = sessions.id), \
+                  started_at) AS last_active, \
+         COALESCE(input_tokens, 0), COALESCE(output_tokens, 0) \
+         FROM sessions WHERE session_key IS NOT NULL \
+         AND started_at = (SELECT MAX(s2.started_at) FROM sessions s2 \
+                           WHERE s2.session_key = sessions.session_key){} \
+         ORDER BY last_active DESC",
+        if active_only {
+            " AND ended_at IS NULL"
+        } else {
+            ""
+        }
+    );
+    Ok(c.query(&sql, &[])
+        .ctx("listing gateway sessions")?
+        .iter()
+        .map(|r| GatewaySession {
+            id: dec(r.get(0)),
+            session_key: dec(r.get(1)),
+            source: dec_opt(r.get(2)).unwrap_or_default(),
+            chat_type: dec_opt(r.get(3)),
+            display_name: dec_opt(r.get(4)),
+            origin_json: dec_opt(r.get(5)),
+            chat_id: dec_opt(r.get(6)),
+            thread_id: dec_opt(r.get(7)),
+            user_id: dec_opt(r.get(8)),
+            started_at: r.get(9),
+            last_active: r.get::<_, Option<f64>>(10).unwrap_or_default(),
+            input_tokens: r.get(11),
+            output_tokens: r.get(12),
+        })
+        .collect())
 }

@@ -121,6 +121,13 @@ impl hermes_state::store::SessionAdmin for SqliteStore {
     fn archive_matching(&self, filter: &hermes_state::SessionFilter) -> Result<usize, StoreError> {
         self.with(|db| db.archive_matching(filter))
     }
+
+    fn gateway_sessions(
+        &self,
+        active_only: bool,
+    ) -> Result<Vec<hermes_state::GatewaySession>, StoreError> {
+        self.with(|db| db.gateway_sessions(active_only))
+    }
 }
 
 impl SessionStore for SqliteStore {

@@ -440,7 +440,11 @@ fn bulk_prune_and_archive_select_the_same_sessions_in_every_store() {
             cwd_prefix: Some("/work/project_1/".into()),
             ..SessionFilter::default()
         };
-        assert_eq!(ids(&by_cwd), ["other"], "{name}: the path's case is ignored");
+        assert_eq!(
+            ids(&by_cwd),
+            ["other"],
+            "{name}: the path's case is ignored"
+        );
         let old = SessionFilter {
             started_before: Some(250.0),
             ..SessionFilter::default()

@@ -25,6 +25,7 @@ pub use config::{AgentConfig, Config, ConfigError, ModelConfig};
 pub use env::Env;
 pub use home::HermesHome;
 pub use session_db::{
-    BulkCandidate, DbError, GatewaySession, ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery,
-    SearchSort, SessionDb, SessionFilter, SessionRouting, SessionRow, SessionSummary, StoredMessage, UsageDelta,
+    BulkCandidate, DbError, GatewaySession, ListFilter, MessageExtra, NewSession, SearchHit,
+    SearchQuery, SearchSort, SessionDb, SessionFilter, SessionRouting, SessionRow, SessionSummary,
+    StoredMessage, UsageDelta,
 };

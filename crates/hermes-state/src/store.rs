@@ -8,8 +8,8 @@ use std::path::Path;
 use hermes_protocol::Message;
 
 use crate::session_db::{
-    BulkCandidate, ListFilter, MessageExtra, SessionFilter, NewSession, SearchHit, SearchQuery, SessionRouting, SessionRow,
-    SessionSummary, StoredMessage, UsageDelta,
+    BulkCandidate, GatewaySession, ListFilter, MessageExtra, NewSession, SearchHit, SearchQuery,
+    SessionFilter, SessionRouting, SessionRow, SessionSummary, StoredMessage, UsageDelta,
 };
 
 /// A store operation that failed; the message says what and why.
@@ -134,6 +134,9 @@ pub trait SessionAdmin: HistoryReader + Send + Sync {
     /// Archives the sessions `filter` selects, each with its compression
     /// lineage; how many matched.
     fn archive_matching(&self, filter: &SessionFilter) -> Result<usize, StoreError>;
+    /// The newest session per messaging chat (`session_key`), most recently
+    /// active first; with `active_only`, ended ones are left out.
+    fn gateway_sessions(&self, active_only: bool) -> Result<Vec<GatewaySession>, StoreError>;
 }
 
 impl HistoryReader for crate::session_db::SessionDb {

@@ -89,7 +89,8 @@ impl Bridge {
         let mut wal = self.index.path().as_os_str().to_owned();
         wal.push("-wal");
         let mtime = modified(self.index.path()).max(modified(std::path::Path::new(&wal)));
-        {
+        // A shared database has no file to watch: every poll reads it.
+        if !self.index.is_shared() {
             let mut state = self.lock();
             if mtime.is_none() || state.mtime == mtime {
                 return;

@@ -1,8 +1,10 @@
-//! What `hermes mcp serve` reads from state.db: gateway conversations (by
-//! routing key) and their messages.
+//! What `hermes mcp serve` reads from state.db (or the database replicas
+//! share): gateway conversations (by routing key) and their messages.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use hermes_state::store::SessionAdmin;
 use hermes_state::{GatewaySession, SessionDb, StoredMessage};
 use serde_json::{Map, Value, json};
 
@@ -104,10 +106,21 @@ pub fn iso(ts: f64) -> String {
     }
 }
 
-/// state.db, opened read-only for each read (the gateway writes it).
-#[derive(Debug, Clone)]
+/// Where the conversations are read: state.db, opened read-only for each
+/// read (the gateway writes it), or the database replicas share.
+#[derive(Clone)]
 pub struct Index {
     db: PathBuf,
+    shared: Option<Arc<dyn SessionAdmin>>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("db", &self.db)
+            .field("shared", &self.shared.is_some())
+            .finish()
+    }
 }
 
 impl Index {
@@ -115,10 +128,24 @@ impl Index {
     pub fn new(state_db: impl Into<PathBuf>) -> Self {
         Self {
             db: state_db.into(),
+            shared: None,
         }
     }
 
-    /// The database file.
+    /// The index over a store replicas share (PostgreSQL).
+    pub fn shared(store: Arc<dyn SessionAdmin>) -> Self {
+        Self {
+            db: PathBuf::new(),
+            shared: Some(store),
+        }
+    }
+
+    /// Whether this reads a store replicas share (no file to watch).
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// The database file (empty for a shared store).
     pub fn path(&self) -> &Path {
         &self.db
     }
@@ -133,9 +160,13 @@ impl Index {
 
     /// Active conversations, most recently active first.
     pub fn entries(&self) -> Vec<Entry> {
-        self.open()
-            .and_then(|db| db.gateway_sessions(true).map_err(|e| e.to_string()))
-            .map(|rows| rows.into_iter().map(Entry::from_row).collect())
+        let rows = match &self.shared {
+            Some(store) => store.gateway_sessions(true).map_err(|e| e.to_string()),
+            None => self
+                .open()
+                .and_then(|db| db.gateway_sessions(true).map_err(|e| e.to_string())),
+        };
+        rows.map(|rows| rows.into_iter().map(Entry::from_row).collect())
             .unwrap_or_default()
     }
 
@@ -148,9 +179,11 @@ impl Index {
 
     /// A session's stored messages.
     pub fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, String> {
-        self.open()?
-            .messages(session_id)
-            .map_err(|e| format!("Failed to read messages: {e}"))
+        let read = match &self.shared {
+            Some(store) => store.messages(session_id).map_err(|e| e.to_string()),
+            None => self.open()?.messages(session_id).map_err(|e| e.to_string()),
+        };
+        read.map_err(|e| format!("Failed to read messages: {e}"))
     }
 }
 

@@ -47,6 +47,19 @@ impl HermesServer {
         }
     }
 
+    /// A server whose conversations live in a store replicas share.
+    pub fn with_store(
+        hermes_home: impl Into<PathBuf>,
+        store: std::sync::Arc<dyn hermes_state::store::SessionAdmin>,
+    ) -> Self {
+        let index = Index::shared(store);
+        Self {
+            bridge: Bridge::new(index.clone()),
+            index,
+            hermes_home: hermes_home.into(),
+        }
+    }
+
     /// Serves on stdin/stdout until the client disconnects.
     pub async fn serve_stdio(self) -> Result<(), String> {
         let poller = tokio::spawn(self.bridge.clone().run());
