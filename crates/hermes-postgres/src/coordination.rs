@@ -30,7 +30,8 @@ impl Coordinator for PgStore {
         Ok(self.with(move |c| {
             // One statement: a free or expired lease is taken (the token goes
             // up), the holder's own is renewed (the token stays).
-            Ok(c.query_opt(
+            Ok(crate::pool::query_opt(
+                c,
                 "INSERT INTO leases (name, holder, token, expires_at) \
                  VALUES ($1, $2, 1, now() + make_interval(secs => $3)) \
                  ON CONFLICT (name) DO UPDATE SET \
@@ -50,7 +51,8 @@ impl Coordinator for PgStore {
         let (name, holder) = (own(name), own(holder));
         Ok(self.with(move |c| {
             // Expired, not deleted: the next holder's token must still go up.
-            c.execute(
+            crate::pool::exec(
+                c,
                 "UPDATE leases SET expires_at = now() - interval '1 second' \
                  WHERE name = $1 AND holder = $2",
                 &[&name, &holder],

@@ -8,9 +8,83 @@
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use postgres::GenericClient;
+use postgres::types::ToSql;
+
 use crate::{PgError, Target};
 
 type Job = Box<dyn FnOnce(&mut Worker) + Send>;
+
+thread_local! {
+    /// Statements prepared on this worker's connection, by their text: the
+    /// hot ones (every turn's appends, usage, leases) are parsed and planned
+    /// once per connection and sent in one round trip afterwards, not two.
+    static STATEMENTS: std::cell::RefCell<std::collections::HashMap<String, postgres::Statement>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Statements kept per connection before the cache starts over.
+const MAX_STATEMENTS: usize = 128;
+
+/// `sql` prepared on this worker's connection, once (only ever called on a
+/// worker thread, whose connection the cache belongs to).
+pub(crate) fn prepared(
+    c: &mut impl GenericClient,
+    sql: &str,
+) -> Result<postgres::Statement, postgres::Error> {
+    if let Some(st) = STATEMENTS.with(|cache| cache.borrow().get(sql).cloned()) {
+        return Ok(st);
+    }
+    let st = c.prepare(sql)?;
+    STATEMENTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= MAX_STATEMENTS {
+            cache.clear();
+        }
+        cache.insert(sql.to_owned(), st.clone());
+    });
+    Ok(st)
+}
+
+/// `execute` with `sql` prepared once per connection.
+pub(crate) fn exec(
+    c: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<u64, postgres::Error> {
+    let st = prepared(c, sql)?;
+    c.execute(&st, params)
+}
+
+/// `query_one` with `sql` prepared once per connection.
+pub(crate) fn query_one(
+    c: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<postgres::Row, postgres::Error> {
+    let st = prepared(c, sql)?;
+    c.query_one(&st, params)
+}
+
+/// `query_opt` with `sql` prepared once per connection.
+pub(crate) fn query_opt(
+    c: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Option<postgres::Row>, postgres::Error> {
+    let st = prepared(c, sql)?;
+    c.query_opt(&st, params)
+}
+
+/// `query` with `sql` prepared once per connection.
+pub(crate) fn query(
+    c: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<postgres::Row>, postgres::Error> {
+    let st = prepared(c, sql)?;
+    c.query(&st, params)
+}
 
 /// The connections of one store.
 pub(crate) struct Pool {
@@ -42,6 +116,8 @@ impl Worker {
         };
         if !usable {
             self.client = None;
+            // Statements prepared on the old connection died with it.
+            STATEMENTS.with(|cache| cache.borrow_mut().clear());
             self.client = Some(self.target.connect()?);
         }
         self.client
@@ -80,6 +156,7 @@ impl Pool {
                         }));
                         if ran.is_err() {
                             worker.client = None;
+                            STATEMENTS.with(|cache| cache.borrow_mut().clear());
                         }
                     }
                 })
@@ -116,6 +193,7 @@ impl Pool {
             let result = f(w);
             if result.is_err() && w.client.as_ref().is_some_and(postgres::Client::is_closed) {
                 w.client = None;
+                STATEMENTS.with(|cache| cache.borrow_mut().clear());
             }
             let _ = tx.send(result);
         });

@@ -16,7 +16,7 @@ use postgres::Row;
 use postgres::error::SqlState;
 
 use crate::error::{Ctx, PgError};
-use crate::pool::Pool;
+use crate::pool::{self, Pool, prepared};
 use crate::text::{dec, dec_opt, enc, enc_opt};
 use crate::{Target, schema};
 
@@ -214,7 +214,8 @@ fn create_session(c: &mut postgres::Client, s: &NewSession) -> Result<(), PgErro
         }
         None => None,
     };
-    c.execute(
+    let st = prepared(
+        c,
         "INSERT INTO sessions (id, source, model, model_config, system_prompt, \
          parent_session_id, cwd, started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
          ON CONFLICT (id) DO UPDATE SET \
@@ -223,6 +224,10 @@ fn create_session(c: &mut postgres::Client, s: &NewSession) -> Result<(), PgErro
          system_prompt = COALESCE(sessions.system_prompt, EXCLUDED.system_prompt), \
          parent_session_id = COALESCE(sessions.parent_session_id, EXCLUDED.parent_session_id), \
          cwd = COALESCE(sessions.cwd, EXCLUDED.cwd)",
+    )
+    .ctx(CTX)?;
+    c.execute(
+        &st,
         &[
             &enc(&s.id),
             &enc(&s.source),
@@ -246,15 +251,20 @@ fn append_message(
 ) -> Result<i64, PgError> {
     const CTX: &str = "appending a message";
     // One statement (one round trip, atomic): the row and the counters.
-    let row = c
-        .query_one(
-            "WITH ins AS (INSERT INTO messages (session_id, role, content, tool_call_id, \
+    let st = prepared(
+        c,
+        "WITH ins AS (INSERT INTO messages (session_id, role, content, tool_call_id, \
              tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, \
              reasoning_details, codex_reasoning_items, observed, active) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, 1) RETURNING id), \
              bump AS (UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1, \
              tool_call_count = COALESCE(tool_call_count, 0) + $13 WHERE id = $1) \
              SELECT id FROM ins",
+    )
+    .ctx(CTX)?;
+    let row = c
+        .query_one(
+            &st,
             &[
                 &enc(id),
                 &r.role,
@@ -291,18 +301,16 @@ fn add_usage(c: &mut postgres::Client, id: &str, u: &UsageDelta) -> Result<(), P
     let at = now();
     let sid = enc(id);
     let mut tx = c.transaction().ctx(CTX)?;
-    tx.execute(
+    // The row is made if missing and locked (the upsert locks it), its
+    // current values returned, in one round trip.
+    let cur = pool::query_one(
+        &mut tx,
         "INSERT INTO sessions (id, source, model, started_at) VALUES ($1, 'unknown', $2, $3) \
-         ON CONFLICT (id) DO UPDATE SET model = COALESCE(sessions.model, EXCLUDED.model)",
+         ON CONFLICT (id) DO UPDATE SET model = COALESCE(sessions.model, EXCLUDED.model) \
+         RETURNING model, billing_provider, api_call_count",
         &[&sid, &model, &at],
     )
     .ctx(CTX)?;
-    let cur = tx
-        .query_one(
-            "SELECT model, billing_provider, api_call_count FROM sessions WHERE id = $1 FOR UPDATE",
-            &[&sid],
-        )
-        .ctx(CTX)?;
     let (cur_model, cur_provider, cur_calls): (Option<String>, Option<String>, Option<i64>) =
         (cur.get(0), cur.get(1), cur.get(2));
     if let (Some(m), Some(p)) = (model, provider)
@@ -310,7 +318,8 @@ fn add_usage(c: &mut postgres::Client, id: &str, u: &UsageDelta) -> Result<(), P
         && accounted
         && (cur_model.as_deref() != Some(m) || cur_provider.as_deref() != Some(p))
     {
-        tx.execute(
+        pool::exec(
+            &mut tx,
             "UPDATE sessions SET model = $1, billing_provider = $2, billing_base_url = $3, \
              billing_mode = $4 WHERE id = $5",
             &[&m, &p, &base_url, &u.billing_mode, &sid],
@@ -327,7 +336,8 @@ fn add_usage(c: &mut postgres::Client, id: &str, u: &UsageDelta) -> Result<(), P
     } else {
         None
     };
-    tx.execute(
+    let billed = pool::query_one(
+        &mut tx,
         "UPDATE sessions SET input_tokens = COALESCE(input_tokens, 0) + $1, \
          output_tokens = COALESCE(output_tokens, 0) + $2, \
          cache_read_tokens = COALESCE(cache_read_tokens, 0) + $3, \
@@ -339,7 +349,8 @@ fn add_usage(c: &mut postgres::Client, id: &str, u: &UsageDelta) -> Result<(), P
          model = COALESCE(model, $9), api_call_count = COALESCE(api_call_count, 0) + $10, \
          cost_status = COALESCE($12, cost_status), cost_source = COALESCE($13, cost_source), \
          pricing_version = COALESCE($14, pricing_version), \
-         billing_mode = COALESCE(billing_mode, $15) WHERE id = $11",
+         billing_mode = COALESCE(billing_mode, $15) WHERE id = $11 \
+         RETURNING model, billing_provider, billing_base_url, billing_mode",
         &[
             &to_i64(u.input_tokens),
             &to_i64(u.output_tokens),
@@ -360,25 +371,21 @@ fn add_usage(c: &mut postgres::Client, id: &str, u: &UsageDelta) -> Result<(), P
     )
     .ctx(CTX)?;
     if accounted {
-        record_model_usage(&mut tx, &sid, u, at)?;
+        record_model_usage(&mut tx, &sid, u, &billed, at)?;
     }
     tx.commit().ctx(CTX)
 }
 
+/// One row per model of the session's usage; `s` is the session's billing
+/// (model, provider, base URL, mode) after this call's update.
 fn record_model_usage(
     tx: &mut postgres::Transaction<'_>,
     sid: &str,
     u: &UsageDelta,
+    s: &Row,
     at: f64,
 ) -> Result<(), PgError> {
     const CTX: &str = "recording token usage";
-    let s = tx
-        .query_one(
-            "SELECT model, billing_provider, billing_base_url, billing_mode FROM sessions \
-             WHERE id = $1",
-            &[&sid],
-        )
-        .ctx(CTX)?;
     let pick = |own: &str, session: Option<String>, fallback: &str| {
         non_empty(own)
             .map(str::to_owned)
@@ -391,7 +398,8 @@ fn record_model_usage(
         .filter(|m| !m.is_empty())
         .or(s.get(3))
         .unwrap_or_default();
-    tx.execute(
+    pool::exec(
+        tx,
         "INSERT INTO session_model_usage (session_id, model, billing_provider, billing_base_url, \
          billing_mode, task, api_call_count, input_tokens, output_tokens, cache_read_tokens, \
          cache_write_tokens, reasoning_tokens, estimated_cost_usd, actual_cost_usd, cost_status, \
@@ -589,7 +597,8 @@ impl SessionStore for PgStore {
     fn end_session(&self, id: &str, reason: &str) -> Result<(), StoreError> {
         let (id, reason) = (own(id), own(reason));
         Ok(self.with(move |c| {
-            c.execute(
+            pool::exec(
+                c,
                 "UPDATE sessions SET ended_at = $1, end_reason = $2 WHERE id = $3 \
                  AND ended_at IS NULL",
                 &[&now(), &enc(&reason), &enc(&id)],
@@ -646,7 +655,8 @@ impl SessionStore for PgStore {
     fn session(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
         let id = own(id);
         Ok(self.with(move |c| {
-            Ok(c.query_opt(
+            Ok(pool::query_opt(
+                c,
                 &format!("SELECT {SESSION_COLS} FROM sessions WHERE id = $1"),
                 &[&enc(&id)],
             )
@@ -658,7 +668,8 @@ impl SessionStore for PgStore {
     fn conversation(&self, id: &str) -> Result<Vec<Message>, StoreError> {
         let id = own(id);
         let rows = self.with(move |c| {
-            Ok(c.query(
+            Ok(pool::query(
+                c,
                 &format!(
                     "SELECT {MSG_COLS}, reasoning_details, codex_reasoning_items FROM messages \
                      WHERE session_id = $1 AND active = 1 ORDER BY id"
