@@ -238,6 +238,8 @@ impl Sshd {
         }
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
         std::fs::create_dir_all(d.join("remote")).unwrap();
+        // The remote user's home (where its checkpoint store goes), not ours.
+        std::fs::create_dir_all(d.join("remote_home")).unwrap();
         let _ = std::fs::create_dir_all("/run/sshd");
         let port = free_port();
         std::fs::write(
@@ -246,7 +248,7 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nPidFile {dir}/sshd.pid\n\
                  AuthorizedKeysFile {dir}/authorized_keys\nStrictModes no\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin yes\n\
-                 SetEnv HERMES_VIA_SSHD=yes\n",
+                 SetEnv HERMES_VIA_SSHD=yes HOME={dir}/remote_home\n",
                 dir = d.display()
             ),
         )
@@ -709,4 +711,80 @@ fn docker_runs_the_tools_in_a_container_or_refuses_to_start() {
     assert!(again[0][0].contains("again"), "{}", again[0][0]);
     let running = engine.cmd(&["inspect", "-f", "{{.State.Running}}", &name]);
     assert_eq!(String::from_utf8_lossy(&running.stdout).trim(), "true");
+}
+
+#[test]
+fn over_ssh_checkpoints_are_kept_on_the_remote_host_and_restore_there() {
+    use hermes_tools::checkpoints::Checkpoints;
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: git is not installed");
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.no_retries();
+    sshd.configure(&sb);
+    let remote = sshd.remote();
+    std::fs::write(remote.join("notes.txt"), "first draft\n").unwrap();
+    // Two turns, each changing the file: a checkpoint before each change.
+    for (n, text) in [(1, "second draft\n"), (2, "third draft\n")] {
+        sb.mock.push(Reply::tool_call(
+            &format!("w{n}"),
+            "write_file",
+            &json!({"path": "notes.txt", "content": text}).to_string(),
+        ));
+        sb.mock.push(Reply::text("saved"));
+        let out = sb.chat("revise the notes", &["--yolo", "--checkpoints"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(
+        std::fs::read_to_string(remote.join("notes.txt")).unwrap(),
+        "third draft\n"
+    );
+    let store = sshd
+        .dir
+        .path()
+        .join("remote_home/.hermes/checkpoints/store");
+    assert!(
+        store.join("HEAD").is_file(),
+        "the store is on the remote host's home"
+    );
+    assert!(
+        !sb.home.path().join("checkpoints/store").exists(),
+        "nothing was snapshotted on this machine"
+    );
+    // What `/rollback` does, through the same environment.
+    let user = String::from_utf8(Command::new("whoami").output().unwrap().stdout).unwrap();
+    let env = hermes_env::Ssh::new(hermes_env::SshSettings {
+        host: "127.0.0.1".into(),
+        user: user.trim().into(),
+        port: sshd.port,
+        key: Some(sshd.dir.path().join("client_key").display().to_string()),
+        cwd: Some(remote.display().to_string()),
+        connect_timeout: 10,
+    })
+    .unwrap();
+    let checkpoints = Checkpoints::in_environment(std::sync::Arc::new(env), true, 20);
+    assert_eq!(checkpoints.project_of(&remote.join("notes.txt")), remote);
+    let list = checkpoints.list(&remote);
+    assert_eq!(list.len(), 2, "{list:?}");
+    assert!(list[0].reason.contains("write_file"), "{list:?}");
+    let diff = checkpoints.diff(&remote, &list[1].hash).unwrap();
+    assert!(
+        diff.contains("-first draft") && diff.contains("+third draft"),
+        "{diff}"
+    );
+    checkpoints.restore(&remote, &list[1].hash, None).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(remote.join("notes.txt")).unwrap(),
+        "first draft\n",
+        "restored on the remote host"
+    );
+    assert_eq!(
+        checkpoints.list(&remote).len(),
+        3,
+        "a pre-rollback snapshot was taken"
+    );
 }

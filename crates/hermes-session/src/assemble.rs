@@ -266,11 +266,12 @@ pub(crate) async fn assemble(
         .processes(Arc::new(processes))
         // `checkpoints.enabled` is for terminal sessions, as in the reference:
         // a server's sessions would each block on snapshots of shared trees.
-        .checkpoints(Arc::new(crate::checkpoints::checkpoints(
+        // Files on another machine or in a container are snapshotted there.
+        .checkpoints(Arc::new(crate::checkpoints::checkpoints_in(
             services.setup(),
-            // Files on another machine or in a container are not snapshotted here.
-            spec.checkpoints && matches!(place.env.kind(), "local" | "sandbox"),
-            spec.source == "cli" && matches!(place.env.kind(), "local" | "sandbox"),
+            spec.checkpoints,
+            spec.source == "cli",
+            &place.env,
         )))
         .system_prompt(Some(with_ephemeral(&system_prompt, spec)))
         .history(match &spec.seed {

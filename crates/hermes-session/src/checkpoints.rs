@@ -27,6 +27,24 @@ pub fn checkpoints(setup: &crate::Setup, forced: bool, from_config: bool) -> Che
     ))
 }
 
+/// The checkpoints of a session whose commands run in `env`: on this host's
+/// store for the host and its sandbox, else in a store inside `env` (where
+/// the files are), with the same switches as [`checkpoints`].
+pub fn checkpoints_in(
+    setup: &crate::Setup,
+    forced: bool,
+    from_config: bool,
+    env: &std::sync::Arc<dyn hermes_env::Environment>,
+) -> Checkpoints {
+    let on_host = checkpoints(setup, forced, from_config);
+    if env.is_host() {
+        return on_host;
+    }
+    let max =
+        usize::try_from(number(setup.config.get("checkpoints"), "max_snapshots", 20)).unwrap_or(20);
+    Checkpoints::in_environment(env.clone(), on_host.enabled(), max)
+}
+
 /// The reference's startup sweep of the checkpoint store (whether or not
 /// checkpoints are on): with `checkpoints.auto_prune` (true), at most once
 /// per `min_interval_hours` (24), drops projects whose directory is gone

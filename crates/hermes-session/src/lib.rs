@@ -12,7 +12,7 @@
 mod assemble;
 pub mod auxiliary;
 mod checkpoints;
-pub use checkpoints::{checkpoint_upkeep, checkpoints};
+pub use checkpoints::{checkpoint_upkeep, checkpoints, checkpoints_in};
 pub mod bundled_skills;
 mod conversation;
 pub mod cron;

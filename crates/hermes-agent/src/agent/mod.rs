@@ -222,6 +222,11 @@ impl Agent {
         &self.messages
     }
 
+    /// The checkpoints taken before file changes, where the files are.
+    pub fn checkpoints(&self) -> Option<Arc<hermes_tools::checkpoints::Checkpoints>> {
+        self.checkpoints.clone()
+    }
+
     /// The tools this agent offers.
     pub fn tools(&self) -> &Registry {
         &self.tools

@@ -490,7 +490,7 @@ async fn checkpoint_before(
     calls: &[crate::plan::PreparedCall],
     ctx: &ToolContext,
 ) {
-    use hermes_tools::checkpoints::{is_destructive, project_dir};
+    use hermes_tools::checkpoints::is_destructive;
     if !checkpoints.enabled() {
         return;
     }
@@ -525,8 +525,12 @@ async fn checkpoint_before(
     // A panic in the snapshot costs only the checkpoint, as a git failure does.
     let _ = tokio::task::spawn_blocking(move || {
         for (path, reason, of_file) in saves {
-            // Finding a file's project root looks at the disk as well.
-            let dir = if of_file { project_dir(&path) } else { path };
+            // Finding a file's project root looks where the files are.
+            let dir = if of_file {
+                checkpoints.project_of(&path)
+            } else {
+                path
+            };
             checkpoints.ensure(&dir, &reason, home.as_deref());
         }
     })

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use hermes_protocol::{Event, Op};
-use hermes_tools::checkpoints::{Checkpoint, Checkpoints, project_dir};
+use hermes_tools::checkpoints::{Checkpoint, Checkpoints};
 
 use super::Repl;
 
@@ -17,8 +17,16 @@ impl Repl {
     /// `/rollback [N | diff N | N FILE]`.
     pub(super) async fn rollback(&mut self, arg: &str) -> Result<()> {
         let mut err = std::io::stderr();
-        let checkpoints =
-            hermes_session::checkpoints(&self.session.setup, self.checkpoints_forced, true);
+        // The session's own checkpoints (they may live on an SSH host or in a
+        // container); else this host's, as config and `--checkpoints` say.
+        let checkpoints = match self.session.conv.checkpoints() {
+            Some(own) if own.enabled() => own,
+            _ => std::sync::Arc::new(hermes_session::checkpoints(
+                &self.session.setup,
+                self.checkpoints_forced,
+                true,
+            )),
+        };
         if !checkpoints.enabled() {
             writeln!(
                 err,
@@ -26,7 +34,7 @@ impl Repl {
             )?;
             return Ok(());
         }
-        let dir = project_dir(&self.session.conv.info().cwd);
+        let dir = checkpoints.project_of(&self.session.conv.info().cwd);
         let list = checkpoints.list(&dir);
         let words: Vec<&str> = arg.split_whitespace().collect();
         match words.as_slice() {

@@ -104,6 +104,7 @@ pub struct Conversation {
     info: watch::Receiver<SessionInfo>,
     notices: Vec<Notice>,
     task: Option<JoinHandle<()>>,
+    checkpoints: Option<Arc<hermes_tools::checkpoints::Checkpoints>>,
 }
 
 impl Conversation {
@@ -113,6 +114,7 @@ impl Conversation {
         let (events_tx, events_rx) = mpsc::channel(EVENT_BUFFER);
         let next = Arc::new(AtomicU64::new(0));
         let (info_tx, info_rx) = watch::channel(task.info());
+        let checkpoints = task.agent.checkpoints();
         let handle = tokio::spawn(task.run(ops_rx, events_tx, info_tx));
         Self {
             submitter: Submitter { tx: ops_tx, next },
@@ -120,7 +122,14 @@ impl Conversation {
             info: info_rx,
             notices,
             task: Some(handle),
+            checkpoints,
         }
+    }
+
+    /// The session's checkpoints (kept where its files are: this host, or
+    /// the SSH host or container its commands run in).
+    pub fn checkpoints(&self) -> Option<Arc<hermes_tools::checkpoints::Checkpoints>> {
+        self.checkpoints.clone()
     }
 
     /// What the session reported while starting (warnings, the offline fallback).

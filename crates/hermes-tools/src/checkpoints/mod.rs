@@ -7,11 +7,11 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
+mod site;
 mod upkeep;
 pub use upkeep::{LEGACY_PREFIX, LegacyArchive, PRUNE_MARKER, PruneReport, PruneRules, disk_usage};
 
@@ -101,6 +101,8 @@ pub struct Checkpoint {
 #[derive(Debug)]
 pub struct Checkpoints {
     store: PathBuf,
+    /// Where the store and the projects are (this host, or an environment).
+    site: site::Site,
     enabled: bool,
     max_snapshots: usize,
     max_total_bytes: u64,
@@ -112,6 +114,7 @@ impl Checkpoints {
     pub fn new(hermes_home: &Path, enabled: bool, max_snapshots: usize) -> Self {
         Self {
             store: hermes_home.join("checkpoints").join("store"),
+            site: site::Site::Host,
             enabled,
             max_snapshots: max_snapshots.max(1),
             max_total_bytes: 0,
@@ -119,10 +122,45 @@ impl Checkpoints {
         }
     }
 
+    /// Checkpoints of projects inside `env` (an SSH host, a container), kept
+    /// there in `~/.hermes/checkpoints/store` of its user: the store goes
+    /// where the files are, and `git` runs there.
+    pub fn in_environment(
+        env: std::sync::Arc<dyn hermes_env::Environment>,
+        enabled: bool,
+        max_snapshots: usize,
+    ) -> Self {
+        Self {
+            store: PathBuf::new(),
+            site: site::Site::env(env),
+            enabled,
+            max_snapshots: max_snapshots.max(1),
+            max_total_bytes: 0,
+            done: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The store's directory where its site is.
+    fn store_dir(&self) -> Result<PathBuf, String> {
+        match self.site.home()? {
+            None => Ok(self.store.clone()),
+            Some(home) => Ok(home.join(".hermes").join("checkpoints").join("store")),
+        }
+    }
+
+    /// The project root for a file `path` (its nearest parent with a
+    /// project marker), looked up where the files are.
+    pub fn project_of(&self, path: &Path) -> PathBuf {
+        self.site.project_root(path, ROOT_MARKERS)
+    }
+
     /// After each checkpoint, the oldest are dropped until the store is
     /// under `mb` MiB (`checkpoints.max_total_size_mb`); 0 is no cap.
     pub fn with_size_cap(mut self, mb: u64) -> Self {
-        self.max_total_bytes = mb.saturating_mul(1024 * 1024);
+        // In an environment the store is its user's to size.
+        if self.site.is_host() {
+            self.max_total_bytes = mb.saturating_mul(1024 * 1024);
+        }
         self
     }
 
@@ -146,9 +184,11 @@ impl Checkpoints {
         if !self.enabled {
             return false;
         }
-        let Ok(dir) = dir.canonicalize() else {
+        let Some(dir) = self.site.canonical_dir(dir) else {
             return false;
         };
+        let env_home = self.site.home().ok().flatten();
+        let home = env_home.as_deref().or(home);
         if dir == Path::new("/") || home.is_some_and(|h| h == dir) {
             return false;
         }
@@ -166,39 +206,38 @@ impl Checkpoints {
     fn project(&self, dir: &Path) -> (String, PathBuf) {
         let digest = Sha256::digest(dir.to_string_lossy().as_bytes());
         let key: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        let index = self.store.join("indexes").join(&key);
+        let store = self.store_dir().unwrap_or_else(|_| self.store.clone());
+        let index = store.join("indexes").join(&key);
         (key, index)
     }
 
-    /// `git` on the store, isolated from the user's configuration; with a
-    /// work tree when `dir` is given, else run from the store itself.
-    fn command(&self, dir: Option<&Path>, index: Option<&Path>) -> Command {
-        let mut cmd = Command::new("git");
-        cmd.env("GIT_DIR", &self.store)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_SYSTEM", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env_remove("GIT_NAMESPACE")
-            .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
-            .stdin(std::process::Stdio::null());
-        match dir {
-            Some(d) => cmd.current_dir(d).env("GIT_WORK_TREE", d),
-            None => cmd.current_dir(&self.store).env_remove("GIT_WORK_TREE"),
-        };
-        match index {
-            Some(i) => cmd.env("GIT_INDEX_FILE", i),
-            None => cmd.env_remove("GIT_INDEX_FILE"),
-        };
-        cmd
-    }
-
+    /// `git` on the store with `dir` as the work tree (and `index`).
     fn git(&self, dir: &Path, index: Option<&Path>, args: &[&str]) -> Result<String, String> {
-        run(self.command(Some(dir), index).args(args))
+        self.git_with(Some(dir), index, &[], args)
     }
 
     /// `git` on the store alone (refs, objects), not on a project.
     fn git_store(&self, args: &[&str]) -> Result<String, String> {
-        run(self.command(None, None).args(args))
+        self.git_with(None, None, &[], args)
+    }
+
+    /// `git` on the store, isolated from the user's configuration, with
+    /// `extra` variables.
+    fn git_with(
+        &self,
+        dir: Option<&Path>,
+        index: Option<&Path>,
+        extra: &[(&str, &str)],
+        args: &[&str],
+    ) -> Result<String, String> {
+        let store = self.store_dir()?;
+        self.site.git(&site::GitCall {
+            store: &store,
+            work: dir,
+            index,
+            extra,
+            args,
+        })
     }
 
     /// A lock on the store: shared while checkpoints are written or read,
@@ -207,6 +246,11 @@ impl Checkpoints {
     /// committed (several Hermes processes share the store). `None` where
     /// the file system cannot lock: the work goes on unguarded.
     fn lock(&self, exclusive: bool) -> Option<std::fs::File> {
+        if !self.site.is_host() {
+            // One Hermes at a time uses an environment's store, and `gc`
+            // (the only exclusive user) runs on the host's store alone.
+            return None;
+        }
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -222,26 +266,16 @@ impl Checkpoints {
     }
 
     fn init_store(&self) -> Result<(), String> {
-        if !self.store.exists() {
+        let store = self.store_dir()?;
+        if self.site.is_host() && !store.exists() {
             // What else lies in the base is an older layout: kept aside, as
             // the reference does on its first use of the shared store.
             self.archive_legacy(std::time::SystemTime::now());
         }
-        if self.store.join("HEAD").is_file() {
+        if self.site.is_file(&store.join("HEAD")) {
             return Ok(());
         }
-        std::fs::create_dir_all(&self.store).map_err(|e| e.to_string())?;
-        let bare = Command::new("git")
-            .args(["init", "--bare", "--quiet"])
-            .arg(&self.store)
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
-            .output()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        if !bare.status.success() {
-            return Err(String::from_utf8_lossy(&bare.stderr).into_owned());
-        }
+        self.site.init_bare(&store)?;
         for (key, value) in [
             ("user.email", "hermes@local"),
             ("user.name", "Hermes Checkpoint"),
@@ -251,9 +285,10 @@ impl Checkpoints {
         ] {
             let _ = self.git_store(&["config", key, value]);
         }
-        let info = self.store.join("info");
-        std::fs::create_dir_all(&info).map_err(|e| e.to_string())?;
-        std::fs::write(info.join("exclude"), EXCLUDES.join("\n") + "\n").map_err(|e| e.to_string())
+        self.site.write(
+            &store.join("info").join("exclude"),
+            &(EXCLUDES.join("\n") + "\n"),
+        )
     }
 
     fn tip(&self, dir: &Path, key: &str) -> Option<String> {
@@ -275,7 +310,7 @@ impl Checkpoints {
     /// Commits `dir`'s current tree; `Ok(false)` when nothing changed.
     /// Then holds the store to `with_size_cap`.
     fn take(&self, dir: &Path, reason: &str) -> Result<bool, String> {
-        if count_entries(dir, MAX_ENTRIES + 1) > MAX_ENTRIES {
+        if self.site.entries_up_to(dir, MAX_ENTRIES + 1) > MAX_ENTRIES {
             return Ok(false);
         }
         self.init_store()?;
@@ -291,11 +326,12 @@ impl Checkpoints {
 
     fn commit(&self, dir: &Path, reason: &str) -> Result<bool, String> {
         let (key, index) = self.project(dir);
-        std::fs::create_dir_all(index.parent().unwrap_or(&self.store))
-            .map_err(|e| e.to_string())?;
+        if let Some(parent) = index.parent() {
+            self.site.mkdirs(parent)?;
+        }
         let tip = self.tip(dir, &key);
         if let Some(tip) = &tip
-            && !index.is_file()
+            && !self.site.is_file(&index)
         {
             self.git(dir, Some(&index), &["read-tree", tip])?;
         }
@@ -373,11 +409,8 @@ impl Checkpoints {
             if let Some(p) = &parent {
                 args.extend(["-p", p.as_str()]);
             }
-            let commit = run(self
-                .command(None, None)
-                .args(&args)
-                .env("GIT_AUTHOR_DATE", date)
-                .env("GIT_COMMITTER_DATE", date))?;
+            let dates = [("GIT_AUTHOR_DATE", date), ("GIT_COMMITTER_DATE", date)];
+            let commit = self.git_with(None, None, &dates, &args)?;
             parent = Some(commit.trim().to_owned());
         }
         if let Some(tip) = parent {
@@ -388,12 +421,16 @@ impl Checkpoints {
 
     /// Records which directory a project key stands for, and when it was last saved.
     fn touch_project(&self, key: &str, dir: &Path) {
-        let meta = self.store.join("projects").join(format!("{key}.json"));
+        let Ok(store) = self.store_dir() else {
+            return;
+        };
+        let meta = store.join("projects").join(format!("{key}.json"));
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let created = std::fs::read_to_string(&meta)
-            .ok()
+        let created = self
+            .site
+            .read(&meta)
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .and_then(|v| v["created_at"].as_u64())
             .unwrap_or(now);
@@ -402,26 +439,22 @@ impl Checkpoints {
             "created_at": created,
             "last_touch": now,
         });
-        if let Some(parent) = meta.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        let _ = std::fs::write(meta, record.to_string());
+        let _ = self.site.write(&meta, &record.to_string());
     }
 
     /// Every project with checkpoints: (directory, checkpoints kept, last
     /// saved as Unix seconds), most recently saved first.
     pub fn projects(&self) -> Vec<(PathBuf, usize, u64)> {
-        let Ok(entries) = std::fs::read_dir(self.store.join("projects")) else {
+        let Ok(store) = self.store_dir() else {
             return Vec::new();
         };
-        let mut out: Vec<(PathBuf, usize, u64)> = entries
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| {
-                let v: serde_json::Value =
-                    serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok()?;
+        let mut out: Vec<(PathBuf, usize, u64)> = self
+            .site
+            .json_files(&store.join("projects"))
+            .into_iter()
+            .filter_map(|(key, text)| {
+                let v: serde_json::Value = serde_json::from_str(&text).ok()?;
                 let dir = PathBuf::from(v["workdir"].as_str()?);
-                let key = e.path().file_stem()?.to_string_lossy().into_owned();
                 let count = self.count(&format!("refs/hermes/{key}"));
                 // The reference writes times as floats.
                 let touched = v["last_touch"].as_f64().unwrap_or(0.0) as u64;
@@ -439,7 +472,7 @@ impl Checkpoints {
 
     /// The checkpoints of `dir`, newest first.
     pub fn list(&self, dir: &Path) -> Vec<Checkpoint> {
-        let Ok(dir) = dir.canonicalize() else {
+        let Some(dir) = self.site.canonical_dir(dir) else {
             return Vec::new();
         };
         let (key, _) = self.project(&dir);
@@ -484,7 +517,7 @@ impl Checkpoints {
 
     /// What changed in `dir` since checkpoint `hash` (stat, then the diff).
     pub fn diff(&self, dir: &Path, hash: &str) -> Result<String, String> {
-        let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+        let dir = self.canonical(dir)?;
         let (key, index) = self.project(&dir);
         let _shared = self.lock(false);
         self.git(&dir, Some(&index), &["add", "-A", "--", "."])?;
@@ -504,7 +537,7 @@ impl Checkpoints {
     /// had it, after saving the current state as a new checkpoint. Files
     /// created since are left alone.
     pub fn restore(&self, dir: &Path, hash: &str, file: Option<&str>) -> Result<(), String> {
-        let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+        let dir = self.canonical(dir)?;
         if let Some(f) = file
             && (Path::new(f).is_absolute()
                 || Path::new(f)
@@ -527,6 +560,14 @@ impl Checkpoints {
         self.git(&dir, Some(&index), &["checkout", hash, "--", target])
             .map(|_| ())
             .map_err(|e| format!("Restore failed: {e}"))
+    }
+}
+
+impl Checkpoints {
+    fn canonical(&self, dir: &Path) -> Result<PathBuf, String> {
+        self.site
+            .canonical_dir(dir)
+            .ok_or_else(|| format!("{} is not a directory", dir.display()))
     }
 }
 
@@ -622,16 +663,6 @@ fn parse_shortstat(text: &str) -> Option<(u32, u32, u32)> {
         number_before("insertion"),
         number_before("deletion"),
     ))
-}
-
-/// Output of a finished `git`, or its error text.
-fn run(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("cannot run git: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-    }
 }
 
 #[cfg(test)]

@@ -1,3 +1,5 @@
+use std::process::Command;
+
 use super::*;
 
 /// The store is git: without it checkpoints are off, and these tests skip.
