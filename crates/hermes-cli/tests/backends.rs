@@ -788,3 +788,47 @@ fn over_ssh_checkpoints_are_kept_on_the_remote_host_and_restore_there() {
         "a pre-rollback snapshot was taken"
     );
 }
+
+#[test]
+fn over_ssh_a_script_is_judged_by_what_it_holds_on_the_remote_host() {
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    sb.no_retries();
+    sshd.configure(&sb);
+    // The script exits before its last line, so even a gate that let it
+    // through would delete nothing; the gate must refuse it for that line.
+    let script = "#!/bin/sh\necho tidying > tidied.txt\nexit 0\nrm -rf /\n";
+    let results = run_batches(
+        &sb,
+        &[
+            vec![(
+                "write_file",
+                json!({"path": "cleanup.sh", "content": script}),
+            )],
+            vec![
+                ("terminal", json!({"command": "bash cleanup.sh"})),
+                ("terminal", json!({"command": "sh ./cleanup.sh"})),
+                // A harmless script there is judged harmless and runs.
+                (
+                    "terminal",
+                    json!({"command": "printf 'echo fine > fine.txt\\n' > ok.sh && bash ok.sh && cat fine.txt"}),
+                ),
+            ],
+        ],
+    );
+    let remote = sshd.remote();
+    assert_eq!(
+        std::fs::read_to_string(remote.join("cleanup.sh")).unwrap(),
+        script
+    );
+    for refused in &results[1][..2] {
+        assert!(refused.contains("\"status\":\"blocked\""), "{refused}");
+    }
+    assert!(
+        !remote.join("tidied.txt").exists(),
+        "the script ran on the remote host"
+    );
+    assert!(results[1][2].contains("fine"), "{}", results[1][2]);
+}

@@ -213,7 +213,18 @@ impl ApprovalGate {
         host: &super::Host,
         observers: Option<(&crate::hooks::Hooks, crate::hooks::HookSite<'_>)>,
     ) -> Decision {
-        let verdict = super::classify_on(command, host);
+        let verdict = if host.files.is_some() {
+            // Reading another machine's scripts runs commands there: off
+            // the async threads. A failure to judge asks, never allows.
+            let (text, host) = (command.to_owned(), host.clone());
+            tokio::task::spawn_blocking(move || super::classify_on(&text, &host))
+                .await
+                .unwrap_or_else(|_| Verdict::Dangerous {
+                    reason: "the command could not be checked".to_owned(),
+                })
+        } else {
+            super::classify_on(command, host)
+        };
         self.decide(command, verdict, observers).await
     }
 

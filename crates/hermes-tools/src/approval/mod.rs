@@ -12,6 +12,7 @@ mod commands;
 mod detect;
 mod disks;
 mod embedded;
+mod env_files;
 mod expand;
 mod floor;
 mod gate;
@@ -26,6 +27,7 @@ mod scripts;
 mod wrappers;
 
 pub use detect::{PARSER_LIMIT, classify, classify_on, classify_with_home};
+pub use env_files::EnvFiles;
 pub use gate::{
     ApprovalChoice, ApprovalGate, ApprovalMode, ApprovalRequest, Approver, DEFAULT_TIMEOUT,
     Decision, Presence, blocked_json,
@@ -34,7 +36,7 @@ pub use normalize::normalize;
 
 /// What the gate may look at on the machine a command is about to run on:
 /// the scripts it runs, the files a glob in its command word names.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Host {
     /// The user's home directory (`~`).
     pub home: Option<std::path::PathBuf>,
@@ -42,6 +44,29 @@ pub struct Host {
     pub cwd: Option<std::path::PathBuf>,
     /// The `$PATH` directories the shell searches for a command word.
     pub path: Vec<std::path::PathBuf>,
+    /// How its files are read when they are not this machine's (an SSH
+    /// host, a container); `None`: this machine's disk.
+    pub files: Option<std::sync::Arc<dyn HostFiles>>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("home", &self.home)
+            .field("cwd", &self.cwd)
+            .field("path", &self.path)
+            .field("remote", &self.files.is_some())
+            .finish()
+    }
+}
+
+impl PartialEq for Host {
+    fn eq(&self, other: &Self) -> bool {
+        self.home == other.home
+            && self.cwd == other.cwd
+            && self.path == other.path
+            && self.files.is_some() == other.files.is_some()
+    }
 }
 
 impl Host {
@@ -51,8 +76,51 @@ impl Host {
         cwd: Option<std::path::PathBuf>,
         path: Vec<std::path::PathBuf>,
     ) -> Self {
-        Self { home, cwd, path }
+        Self {
+            home,
+            cwd,
+            path,
+            files: None,
+        }
     }
+
+    /// The view of another machine whose files `files` reads.
+    pub fn remote(
+        home: Option<std::path::PathBuf>,
+        cwd: Option<std::path::PathBuf>,
+        files: std::sync::Arc<dyn HostFiles>,
+    ) -> Self {
+        Self {
+            home,
+            cwd,
+            path: Vec::new(),
+            files: Some(files),
+        }
+    }
+}
+
+/// A file as the gate found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostFile {
+    /// Its bytes (it was no larger than asked).
+    Bytes(Vec<u8>),
+    /// There is nothing there.
+    Missing,
+    /// Something that is not a regular file.
+    NotFile,
+    /// Larger than the gate reads.
+    TooLarge,
+    /// It could not be read.
+    Unreadable,
+}
+
+/// Reading another machine's files for the gate (blocking: only scripts a
+/// command runs are read, and it runs there right after).
+pub trait HostFiles: Send + Sync {
+    /// The file at `path`, if it is at most `max` bytes.
+    fn read(&self, path: &std::path::Path, max: u64) -> HostFile;
+    /// The names in `dir`; `None` when it cannot be listed.
+    fn list(&self, dir: &std::path::Path) -> Option<Vec<String>>;
 }
 
 /// What detection says about a command.

@@ -128,16 +128,32 @@ fn read(path: &str, env: &Env, acc: &Acc) -> Text {
     let Some(resolved) = resolved else {
         return Text::Unreadable("runs a script whose location cannot be known");
     };
-    read_disk(std::path::Path::new(&resolved))
+    read_file(env, std::path::Path::new(&resolved))
 }
 
 /// A file's text as the command would read it (`cat FILE | sh`, `sh < FILE`),
 /// when there is a host to read it from.
 pub(crate) fn host_text(path: &str, env: &Env) -> Option<String> {
     env.host.as_ref()?;
-    match read_disk(std::path::Path::new(&resolve(path, env)?)) {
+    match read_file(env, std::path::Path::new(&resolve(path, env)?)) {
         Text::Known(text) => Some(text),
         _ => None,
+    }
+}
+
+/// A script's text on the machine the command runs on.
+fn read_file(env: &Env, path: &std::path::Path) -> Text {
+    let Some(files) = env.host.as_ref().and_then(|h| h.files.as_ref()) else {
+        return read_disk(path);
+    };
+    match files.read(path, MAX_SCRIPT) {
+        super::HostFile::Bytes(bytes) if bytes.starts_with(b"\x7fELF") => Text::Absent,
+        super::HostFile::Bytes(bytes) => Text::Known(String::from_utf8_lossy(&bytes).into_owned()),
+        super::HostFile::Missing | super::HostFile::NotFile => Text::Absent,
+        super::HostFile::TooLarge => {
+            Text::Unreadable("runs a script too large to check before it runs")
+        }
+        super::HostFile::Unreadable => Text::Unreadable("runs a script the gate cannot read"),
     }
 }
 
@@ -266,15 +282,18 @@ pub(crate) fn glob_candidates(word: &str, env: &Env) -> Vec<String> {
             None => host.cwd.iter().chain(&host.path).cloned().collect(),
         };
         for d in dirs {
-            let Ok(entries) = std::fs::read_dir(&d) else {
-                continue;
+            let listed: Vec<String> = match &host.files {
+                Some(files) => files.list(&d).unwrap_or_default(),
+                None => std::fs::read_dir(&d)
+                    .map(|entries| {
+                        entries
+                            .flatten()
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             };
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if matcher.is_match(&name) {
-                    names.push(name);
-                }
-            }
+            names.extend(listed.into_iter().filter(|n| matcher.is_match(n)));
         }
     }
     names.sort();

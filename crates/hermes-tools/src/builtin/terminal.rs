@@ -116,8 +116,13 @@ impl Tool for TerminalTool {
                     .check_observed(command, &host, observers)
                     .await
             } else {
-                // Another machine's files are not this one's: judge the text alone.
-                ctx.approvals.check_with_home(command, None).await
+                // Another machine's files are read there: a script the
+                // command runs is judged by what it holds on that machine.
+                let files = std::sync::Arc::new(crate::approval::EnvFiles(ctx.env.clone()));
+                let host = crate::approval::Host::remote(None, Some(workdir.clone()), files);
+                ctx.approvals
+                    .check_observed(command, &host, observers)
+                    .await
             };
             let note = match decision {
                 Decision::Allow { note } => note,
