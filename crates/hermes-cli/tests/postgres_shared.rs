@@ -370,3 +370,70 @@ fn mcp_serve_reads_the_conversations_a_replica_wrote() {
     drop(stdin);
     let _ = child.wait();
 }
+
+#[test]
+fn slack_replicas_keep_one_connection_so_an_approval_reaches_the_running_turn() {
+    use std::time::{Duration, Instant};
+    use support::slack::SlackPeer;
+    use support::telegram::ChatGateway;
+    let Some(url) = database() else { return };
+    let Some(peer) = SlackPeer::start() else {
+        return;
+    };
+    let scratch = Scratch::new(&url).unwrap();
+    let shared = tempfile::tempdir().unwrap();
+    let doomed = shared.path().join("doomed");
+    std::fs::create_dir_all(doomed.join("x")).unwrap();
+    let alice = peer.user_id("alice");
+    let env = SlackPeer::env(Some(&alice));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let replicas: Vec<Sandbox> = (0..2)
+        .map(|_| {
+            let sb = replica(&url, &scratch);
+            support::slack::configure(&sb, &peer, "gateway:\n  lease_seconds: 3\n");
+            sb
+        })
+        .collect();
+    // The first replica polls (and runs the turn); the second answers after it dies.
+    replicas[0].mock.push_all([
+        Reply::tool_call(
+            "c1",
+            "terminal",
+            &serde_json::json!({"command": format!("rm -rf {}", doomed.display())}).to_string(),
+        ),
+        Reply::text("Deleted, as approved."),
+    ]);
+    replicas[1]
+        .mock
+        .push(Reply::text("Still here after the failover."));
+    let mut first = ChatGateway::start_with(&replicas[0], &env, "slack: this replica polls now");
+    let second = ChatGateway::start_with(&replicas[1], &env, "slack: standing by");
+    peer.wait_connected();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(peer.connections(), 1, "the standby opened no connection");
+    let dm = peer.dm_with("alice");
+    let (ts, _) = peer.say("alice", &dm, "delete doomed", None);
+    let ask = peer.wait_for(&dm, Some(&ts), "asking", |t| {
+        t.contains("Command Approval Required")
+    });
+    let value = ask["blocks"][1]["elements"][0]["value"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    peer.press("alice", &dm, &ask, &value);
+    peer.wait_for(&dm, Some(&ts), "after approval", |t| {
+        t.contains("Deleted, as approved.")
+    });
+    assert!(!doomed.exists());
+    // The holder dies; the standby connects and answers in the same thread.
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    let died = Instant::now();
+    second.wait_log("slack: this replica polls now");
+    assert!(died.elapsed() < Duration::from_secs(10));
+    peer.say("alice", &dm, "still there?", Some(&ts));
+    peer.wait_for(&dm, Some(&ts), "from the standby", |t| {
+        t.contains("Still here after the failover.")
+    });
+    assert_eq!(peer.connections(), 2);
+}

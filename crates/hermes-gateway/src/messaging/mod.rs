@@ -607,7 +607,7 @@ async fn poll(
 ) {
     let name = adapter.name();
     // What was taken before a restart (or by a replica that died) but never
-    // answered goes first. Replicas that all receive (Slack) cannot tell
+    // answered goes first. Replicas that all receive (none does now) could not tell
     // another live replica's unanswered messages from a dead one's: they
     // leave them.
     let replay = lease.is_some() || hub.replicas.is_none();

@@ -208,8 +208,9 @@ pub trait Adapter: Send + Sync + 'static {
     fn connect(&self) -> BoxFuture<'_, Result<BotIdentity, PlatformError>>;
 
     /// Whether only one replica may receive for an account at a time
-    /// (Telegram's `getUpdates`, a Discord shard); Slack's Socket Mode hands
-    /// each event to one of several connections, so every replica receives.
+    /// (Telegram's `getUpdates`, a Discord shard, Slack's Socket Mode, whose
+    /// events must reach the replica running the chat's turn); a platform
+    /// whose events any replica may take would say `false`.
     fn single_consumer(&self) -> bool {
         true
     }

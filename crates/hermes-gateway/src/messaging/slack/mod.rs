@@ -172,6 +172,31 @@ impl Slack {
     }
 }
 
+impl Slack {
+    /// Opens the Socket Mode connection when none is open.
+    fn open_connection(&self, events: &mut Option<mpsc::Receiver<Delivery>>) {
+        if events.is_some() {
+            return;
+        }
+        let (tx, rx) = mpsc::channel(256);
+        let (ack_tx, ack_rx) = mpsc::unbounded_channel();
+        let connection = Connection {
+            api: self.api(),
+            bot_token: self.bot_token.clone(),
+            app_token: self.app_token.clone(),
+            threading: self.threading,
+            cache: self.cache.clone(),
+            shared: self.shared.clone(),
+            tx,
+        };
+        tokio::spawn(connection.run(ack_rx));
+        if let Ok(mut acks) = self.acks.lock() {
+            *acks = Some(ack_tx);
+        }
+        *events = Some(rx);
+    }
+}
+
 impl Adapter for Slack {
     fn name(&self) -> &'static str {
         "slack"
@@ -191,31 +216,26 @@ impl Adapter for Slack {
             if let Ok(mut shared) = self.shared.lock() {
                 shared.me = identity.clone();
             }
-            let mut events = self.events.lock().await;
-            if events.is_none() {
-                let (tx, rx) = mpsc::channel(256);
-                let (ack_tx, ack_rx) = mpsc::unbounded_channel();
-                let connection = Connection {
-                    api: self.api(),
-                    bot_token: self.bot_token.clone(),
-                    app_token: self.app_token.clone(),
-                    threading: self.threading,
-                    cache: self.cache.clone(),
-                    shared: self.shared.clone(),
-                    tx,
-                };
-                tokio::spawn(connection.run(ack_rx));
-                if let Ok(mut acks) = self.acks.lock() {
-                    *acks = Some(ack_tx);
-                }
-                *events = Some(rx);
-            }
+            // The Socket Mode connection opens on the first receive: a
+            // standby replica holds none.
             Ok(identity)
         })
     }
 
-    fn single_consumer(&self) -> bool {
-        false
+    fn stand_by(&self) {
+        // Slack gives each event to one open connection; a replica that
+        // does not hold the lease keeps none, so every event (an approval
+        // press above all) reaches the replica running that chat's turns.
+        // Envelopes not acknowledged yet are sent again by Slack.
+        if let Ok(mut events) = self.events.try_lock() {
+            *events = None;
+        }
+        if let Ok(mut acks) = self.acks.lock() {
+            *acks = None;
+        }
+        if let Ok(mut unacked) = self.unacked.lock() {
+            unacked.clear();
+        }
     }
 
     fn receive<'a>(
@@ -237,6 +257,7 @@ impl Adapter for Slack {
                 }
             }
             let mut events = self.events.lock().await;
+            self.open_connection(&mut events);
             let Some(rx) = events.as_mut() else {
                 return Err(PlatformError::Transient("not connected".into()));
             };

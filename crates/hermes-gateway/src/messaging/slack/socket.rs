@@ -155,6 +155,11 @@ impl Connection {
         .map_err(|e| format!("cannot open Socket Mode: {e}"))?;
         loop {
             let frame = tokio::select! {
+                // No one receives any more (this replica stands by): leave.
+                _ = self.tx.closed() => {
+                    let _ = ws.close(None).await;
+                    return Ok(());
+                }
                 frame = ws.next() => frame,
                 Some(id) = acks.recv() => {
                     let ack = json!({"envelope_id": id}).to_string();
