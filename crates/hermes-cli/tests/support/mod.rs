@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 use hermes_mock::MockServer;
 
 pub mod acp;
+pub mod backends;
 pub mod discord;
 pub mod gateway;
 pub mod pty;

@@ -170,9 +170,7 @@ impl Slack {
         let body = json!({"channel": channel, "timestamp": ts, "name": name});
         let _ = self.call(method, &body).await;
     }
-}
 
-impl Slack {
     /// Opens the Socket Mode connection when none is open.
     fn open_connection(&self, events: &mut Option<mpsc::Receiver<Delivery>>) {
         if events.is_some() {
