@@ -41,6 +41,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // A command in a container, started through the Engine API for the
+    // docker backend (before anything else: it runs once per command).
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some(hermes_env::engine::relay::MODE) {
+        return engine_exec(&raw[1..]);
+    }
     let cli = args::Cli::parse();
     if cli.version {
         #[allow(clippy::print_stdout)]
@@ -69,4 +75,21 @@ fn main() -> ExitCode {
         Err(e) => return chat::fail(&anyhow::anyhow!("cannot start the async runtime: {e}")),
     };
     runtime.block_on(chat::dispatch(cli))
+}
+
+/// `hermes __engine-exec …`: one command in a container, attached to this
+/// process's streams; exits with the command's status.
+fn engine_exec(args: &[String]) -> ExitCode {
+    use hermes_env::engine::relay;
+    let code = match relay::Exec::from_args(args) {
+        Ok(exec) => relay::run(&exec),
+        Err(e) => {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("hermes {}: {e}", relay::MODE);
+            }
+            2
+        }
+    };
+    ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::json;
-use support::backends::{file_round_trip, refuses_to_start, run_batches};
+use support::backends::{file_round_trip, refuses_to_start, run_batches, run_batches_with};
 use support::*;
 
 fn sandbox_works() -> Option<&'static str> {
@@ -448,4 +448,175 @@ fn docker_runs_the_tools_in_a_container_or_refuses_to_start() {
     assert!(again[0][0].contains("again"), "{}", again[0][0]);
     let running = engine.cmd(&["inspect", "-f", "{{.State.Running}}", &name]);
     assert_eq!(String::from_utf8_lossy(&running.stdout).trim(), "true");
+}
+
+/// An Engine API socket for `engine`: Docker's own when it answers, else a
+/// `podman system service` on a socket of the test's (with the engine's
+/// containers.conf), stopped at the end.
+struct EngineSocket {
+    path: PathBuf,
+    service: Option<std::process::Child>,
+}
+
+impl EngineSocket {
+    fn pings(path: &Path) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut stream) = std::os::unix::net::UnixStream::connect(path) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+        if stream
+            .write_all(b"GET /_ping HTTP/1.0\r\nHost: d\r\n\r\n")
+            .is_err()
+        {
+            return false;
+        }
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer.starts_with("HTTP/1.") && answer.contains(" 200 ")
+    }
+
+    fn start(engine: &Engine) -> Option<Self> {
+        let docker = PathBuf::from("/var/run/docker.sock");
+        if Self::pings(&docker) {
+            return Some(Self {
+                path: docker,
+                service: None,
+            });
+        }
+        let conf = engine._dir.path().join("containers.conf");
+        let path = engine._dir.path().join("engine.sock");
+        let mut cmd = Command::new("podman");
+        if conf.exists() {
+            cmd.env("CONTAINERS_CONF", &conf);
+        }
+        let service = cmd
+            .args(["system", "service", "--time=0"])
+            .arg(format!("unix://{}", path.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut socket = Self {
+            path,
+            service: Some(service),
+        };
+        for _ in 0..200 {
+            if Self::pings(&socket.path) {
+                return Some(socket);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        socket.stop();
+        None
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.service.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for EngineSocket {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[test]
+fn docker_through_the_engine_api_runs_the_tools_in_a_container() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let engine = match engine() {
+        Ok(engine) => engine,
+        Err(why) => {
+            assert!(
+                std::env::var_os("HERMES_REQUIRE_DOCKER").is_none(),
+                "HERMES_REQUIRE_DOCKER is set but no container runs here: {why}"
+            );
+            eprintln!("SKIPPED the Engine API round trip: {why}");
+            return;
+        }
+    };
+    let Some(socket) = EngineSocket::start(&engine) else {
+        assert!(
+            std::env::var_os("HERMES_REQUIRE_DOCKER").is_none(),
+            "HERMES_REQUIRE_DOCKER is set but no Engine API socket answers here"
+        );
+        eprintln!("SKIPPED the Engine API round trip: no engine socket answers");
+        return;
+    };
+    // No docker_cli: the socket is used, and the docker CLI is not needed.
+    sb.add_config(&format!(
+        "terminal:\n  backend: docker\n  docker_image: {}\n  container_persistent: false\n  \
+         docker_network: false\n  docker_forward_env: [HERMES_FORWARDED]\n",
+        engine.image
+    ));
+    let host = format!("unix://{}", socket.path.display());
+    let env = [
+        ("DOCKER_HOST", host.as_str()),
+        ("HERMES_FORWARDED", "passed-by-name"),
+    ];
+    let [edit, mut look] = file_round_trip("notes.txt");
+    look.push((
+        "terminal",
+        json!({"command": "echo \"fwd=$HERMES_FORWARDED\"; exit 3"}),
+    ));
+    let third = vec![("terminal", json!({"command": "sleep 1; cat bg.txt; pwd"}))];
+    let results = run_batches_with(&sb, &env, &[edit, look, third]);
+    let prompt = sb.requests()[0].to_string();
+    assert!(prompt.contains("through the Engine API at"), "{prompt}");
+    let name = prompt
+        .split("run in the container ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("the model is not told where it runs: {prompt}"))
+        .to_owned();
+    let _container = Container(&engine, name.clone());
+    let (edit, look, third) = (&results[0], &results[1], &results[2]);
+    assert!(edit[0].contains("bytes_written"), "{}", edit[0]);
+    assert!(edit[1].contains("\"success\":true"), "{}", edit[1]);
+    assert!(look[0].contains("gamma"), "{}", look[0]);
+    assert!(look[1].contains("gamma"), "{}", look[1]);
+    assert!(
+        look[2].contains('2') && look[2].contains("gamma"),
+        "{}",
+        look[2]
+    );
+    assert!(
+        look[4].contains("fwd=passed-by-name") && look[4].contains("\"exit_code\":3"),
+        "a forwarded variable arrives and the exit status comes back: {}",
+        look[4]
+    );
+    assert!(third[0].contains("from-the-background"), "{}", third[0]);
+    assert!(third[0].contains("/workspace"), "{}", third[0]);
+    assert!(
+        !sb.work_path("notes.txt").exists(),
+        "the file landed on the host"
+    );
+    let inside = engine.cmd(&["exec", &name, "cat", "/workspace/notes.txt"]);
+    assert_eq!(String::from_utf8_lossy(&inside.stdout), "alpha\ngamma\n");
+    // Hardened and labelled as the API made it: only CHOWN, DAC_OVERRIDE,
+    // FOWNER, SETGID, SETUID and KILL left (0xeb), no new privileges.
+    let status = engine.cmd(&["exec", &name, "cat", "/proc/self/status"]);
+    let status = String::from_utf8_lossy(&status.stdout);
+    let field = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(field("CapEff:"), "00000000000000eb", "{status}");
+    assert_eq!(field("NoNewPrivs:"), "1", "{status}");
+    let inspect = engine.cmd(&[
+        "inspect",
+        "-f",
+        "{{.HostConfig.NetworkMode}} {{index .Config.Labels \"hermes.managed\"}}",
+        &name,
+    ]);
+    assert_eq!(String::from_utf8_lossy(&inspect.stdout).trim(), "none 1");
 }

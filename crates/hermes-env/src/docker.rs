@@ -7,9 +7,13 @@
 //! Secrets are passed by name (`-e NAME`, the value inherited), never on a
 //! command line. A container that vanished is created again.
 //!
-//! Why the CLI and not the Engine API: every command must be a process the
-//! terminal tool can stream, time out, kill and give a pseudo-terminal, and
-//! `docker exec` is exactly that; the CLI also speaks to Podman unchanged.
+//! The engine is reached through its API socket when one answers (Docker's,
+//! `DOCKER_HOST=unix://…`, or Podman's compatible socket): containers are
+//! made, found and removed by API calls, and each command is an exec driven
+//! by a relay process (this binary's `__engine-exec` mode), so it is still a
+//! process the terminal can stream, time out and kill. Without a socket (or
+//! with `terminal.docker_cli` set) the `docker`/`podman` command line does
+//! the same.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -32,11 +36,23 @@ const CAPABILITIES: &[&str] = &[
 /// Labels every container Hermes makes carries.
 pub const LABEL: &str = "hermes.managed";
 
+/// How the engine is reached.
+#[derive(Debug, Clone)]
+enum Transport {
+    /// The `docker` or `podman` command line.
+    Cli(PathBuf),
+    /// The Engine API; commands through the relay (this binary).
+    Api {
+        engine: crate::engine::Engine,
+        relay: PathBuf,
+    },
+}
+
 /// The container of one task key.
 #[derive(Debug)]
 pub struct Docker {
     settings: DockerSettings,
-    cli: PathBuf,
+    transport: Transport,
     name: String,
     /// Host directory mounted at `/workspace` when persistent.
     persistent_dir: Option<PathBuf>,
@@ -49,7 +65,10 @@ impl Docker {
     /// the engine [`pick_cli`] chooses; an error naming the package when
     /// neither `docker` nor `podman` is installed.
     pub fn new(settings: DockerSettings, hermes_home: &Path, task: &str) -> Result<Self, EnvError> {
-        let cli = pick_cli(settings.cli.as_deref())?;
+        let transport = match api_transport(&settings) {
+            Some(api) => api,
+            None => Transport::Cli(pick_cli(settings.cli.as_deref())?),
+        };
         let home_tag = short_tag(&hermes_home.to_string_lossy());
         let name = format!("hermes-{home_tag}-{}", crate::safe_name(task));
         let persistent_dir = settings.persistent.then(|| {
@@ -60,7 +79,7 @@ impl Docker {
         });
         Ok(Self {
             settings,
-            cli,
+            transport,
             name,
             persistent_dir,
             launchers: crate::Launchers::new(),
@@ -140,7 +159,43 @@ impl Docker {
     /// Makes sure the container runs: reuses a running one (also one a
     /// previous Hermes left), replaces an exited one, creates a missing one.
     fn ensure(&self) -> Result<(), EnvError> {
-        let state = std::process::Command::new(&self.cli)
+        if let Some(dir) = &self.persistent_dir {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                EnvError::Io(format!("docker: cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        match &self.transport {
+            Transport::Cli(cli) => self.ensure_by_cli(cli),
+            Transport::Api { engine, .. } => self.ensure_by_api(engine),
+        }
+    }
+
+    fn ensure_by_api(&self, engine: &crate::engine::Engine) -> Result<(), EnvError> {
+        let unreachable = |e: String| {
+            EnvError::Unreachable(format!(
+                "docker: {e}. Nothing was run locally; check that the engine runs and \
+                 terminal.docker_image."
+            ))
+        };
+        match engine.running(&self.name).map_err(unreachable)? {
+            Some(true) => return Ok(()),
+            Some(false) => engine.remove(&self.name).map_err(unreachable)?,
+            None => {}
+        }
+        let spec = crate::engine::container_spec(
+            &self.settings,
+            &self.name,
+            LABEL,
+            CAPABILITIES,
+            self.persistent_dir.as_deref(),
+        );
+        engine
+            .create_and_start(&self.name, &spec)
+            .map_err(unreachable)
+    }
+
+    fn ensure_by_cli(&self, cli: &Path) -> Result<(), EnvError> {
+        let state = std::process::Command::new(cli)
             .args(["inspect", "-f", "{{.State.Running}}", &self.name])
             .stderr(Stdio::null())
             .output()
@@ -148,18 +203,13 @@ impl Docker {
         match String::from_utf8_lossy(&state.stdout).trim() {
             "true" => return Ok(()),
             "false" => {
-                let _ = std::process::Command::new(&self.cli)
+                let _ = std::process::Command::new(cli)
                     .args(["rm", "-f", &self.name])
                     .output();
             }
             _ => {}
         }
-        if let Some(dir) = &self.persistent_dir {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                EnvError::Io(format!("docker: cannot create {}: {e}", dir.display()))
-            })?;
-        }
-        let created = std::process::Command::new(&self.cli)
+        let created = std::process::Command::new(cli)
             .args(self.run_args())
             .output()
             .map_err(|e| EnvError::Io(format!("docker: {e}")))?;
@@ -169,7 +219,7 @@ impl Docker {
                  that the engine runs ({} info) and terminal.docker_image.",
                 self.settings.image,
                 String::from_utf8_lossy(&created.stderr).trim(),
-                self.cli.display()
+                cli.display()
             )));
         }
         Ok(())
@@ -177,7 +227,16 @@ impl Docker {
 
     /// Removes exited containers Hermes made (found by label).
     pub fn reap(&self) {
-        let listed = std::process::Command::new(&self.cli)
+        let cli = match &self.transport {
+            Transport::Api { engine, .. } => {
+                for id in engine.exited_with_label(LABEL).unwrap_or_default() {
+                    let _ = engine.remove(&id);
+                }
+                return;
+            }
+            Transport::Cli(cli) => cli,
+        };
+        let listed = std::process::Command::new(cli)
             .args([
                 "ps",
                 "-a",
@@ -190,9 +249,7 @@ impl Docker {
             .output();
         if let Ok(out) = listed {
             for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = std::process::Command::new(&self.cli)
-                    .args(["rm", id])
-                    .output();
+                let _ = std::process::Command::new(cli).args(["rm", id]).output();
             }
         }
     }
@@ -218,9 +275,26 @@ impl Environment for Docker {
 
     fn command(&self, argv: &[&str], cwd: &Path) -> Result<tokio::process::Command, EnvError> {
         self.ensure()?;
-        let mut cmd = tokio::process::Command::new(&self.cli);
-        cmd.args(self.exec_args(argv, cwd));
-        Ok(cmd)
+        match &self.transport {
+            Transport::Cli(cli) => {
+                let mut cmd = tokio::process::Command::new(cli);
+                cmd.args(self.exec_args(argv, cwd));
+                Ok(cmd)
+            }
+            Transport::Api { engine, relay } => {
+                let dir = cwd.to_string_lossy();
+                let exec = crate::engine::relay::Exec {
+                    socket: engine.socket().to_path_buf(),
+                    container: self.name.clone(),
+                    cwd: (!dir.is_empty()).then(|| dir.into_owned()),
+                    forward: self.settings.forward_env.clone(),
+                    argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+                };
+                let mut cmd = tokio::process::Command::new(relay);
+                cmd.arg(crate::engine::relay::MODE).args(exec.to_args());
+                Ok(cmd)
+            }
+        }
     }
 
     fn launchers(&self) -> Option<&crate::Launchers> {
@@ -228,17 +302,44 @@ impl Environment for Docker {
     }
 
     fn describe(&self) -> String {
+        let through = match &self.transport {
+            Transport::Api { engine, .. } => {
+                format!("the Engine API at {}", engine.socket().display())
+            }
+            Transport::Cli(cli) => cli.display().to_string(),
+        };
         format!(
-            "docker: commands and file tools run in the container {} (image {}), not on this \
-             machine; network {}",
+            "docker: commands and file tools run in the container {} (image {}, through {}), \
+             not on this machine; network {}",
             self.name,
             self.settings.image,
+            through,
             if self.settings.network { "on" } else { "off" }
         )
     }
 }
 
 /// The engines tried, in order, when none is configured.
+/// The Engine API, when an engine's socket answers and this process is the
+/// `hermes` binary (its relay mode drives each command); not when a command
+/// line is configured (`terminal.docker_cli`).
+fn api_transport(settings: &DockerSettings) -> Option<Transport> {
+    if settings.cli.is_some() {
+        return None;
+    }
+    let relay = std::env::current_exe()
+        .ok()
+        .filter(|exe| exe.file_name().is_some_and(|n| n == "hermes"))?;
+    let socket = crate::engine::find_socket(
+        std::env::var("DOCKER_HOST").ok().as_deref(),
+        std::env::var("XDG_RUNTIME_DIR").ok().as_deref(),
+    )?;
+    Some(Transport::Api {
+        engine: crate::engine::Engine::new(socket),
+        relay,
+    })
+}
+
 const ENGINES: &[&str] = &["docker", "podman"];
 
 /// How long `<engine> info` may take before the engine counts as not
@@ -344,7 +445,7 @@ mod tests {
     fn docker(s: DockerSettings) -> Docker {
         Docker {
             name: "hermes-abc-default".into(),
-            cli: PathBuf::from("docker"),
+            transport: Transport::Cli(PathBuf::from("docker")),
             persistent_dir: s
                 .persistent
                 .then(|| PathBuf::from("/h/sandboxes/docker/default")),

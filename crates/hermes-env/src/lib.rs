@@ -6,6 +6,7 @@
 //! is an error, never a silent local run.
 
 mod docker;
+pub mod engine;
 mod error;
 pub mod files;
 mod held_box;

@@ -12,6 +12,15 @@ use super::*;
 /// Scripts `batches` of tool calls (then a closing answer), runs one
 /// non-interactive turn with `--yolo`, and returns each batch's results.
 pub fn run_batches(sb: &Sandbox, batches: &[Vec<(&str, Value)>]) -> Vec<Vec<String>> {
+    run_batches_with(sb, &[], batches)
+}
+
+/// [`run_batches`] with more variables for the binary.
+pub fn run_batches_with(
+    sb: &Sandbox,
+    env: &[(&str, &str)],
+    batches: &[Vec<(&str, Value)>],
+) -> Vec<Vec<String>> {
     let mut ids = 0;
     for batch in batches {
         let calls: Vec<(String, &str, String)> = batch
@@ -28,7 +37,12 @@ pub fn run_batches(sb: &Sandbox, batches: &[Vec<(&str, Value)>]) -> Vec<Vec<Stri
         sb.mock.push(Reply::tool_calls(&refs));
     }
     sb.mock.push(Reply::text("done"));
-    let out = sb.chat("work in the environment", &["--yolo"]);
+    let out = sb
+        .command()
+        .envs(env.iter().copied())
+        .args(["chat", "-q", "work in the environment", "-Q", "--yolo"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let requests = sb.requests();
     let tools = messages_with_role(requests.last().unwrap(), "tool");
