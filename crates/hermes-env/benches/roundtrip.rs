@@ -1,8 +1,11 @@
 //! One `echo` round trip per backend, as the terminal tool runs it (`bash
 //! -c`, through the environment's launcher): local, sandbox (bubblewrap)
 //! and ssh with its control master up (a real `sshd` started on loopback),
-//! p50 over 50 runs; next to the reference 0.19.0's local and ssh backends when
-//! `HERMES_REF_PYTHON` names a Python that imports hermes-agent.
+//! docker when `HERMES_BENCH_DOCKER_IMAGE` names an image the engine has
+//! (`HERMES_BENCH_DOCKER_CLI` the engine's command line, default: the one
+//! that answers), p50 over 50 runs; next to the reference 0.19.0's local and
+//! ssh backends when `HERMES_REF_PYTHON` names a Python that imports
+//! hermes-agent.
 //!
 //! `cargo bench -p hermes-env --bench roundtrip`
 
@@ -12,7 +15,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hermes_env::{Ended, Environment, Job, Local, Sandbox, SandboxOptions, Ssh, SshSettings};
+use hermes_env::{
+    Docker, DockerSettings, Ended, Environment, Job, Local, Sandbox, SandboxOptions, Ssh,
+    SshSettings,
+};
 
 const RUNS: usize = 50;
 
@@ -157,6 +163,35 @@ fn main() {
         );
     } else {
         println!("ssh     SKIPPED: no sshd (apt install openssh-server)");
+    }
+    match std::env::var("HERMES_BENCH_DOCKER_IMAGE") {
+        Ok(image) => {
+            let home = tempfile::tempdir().unwrap();
+            let settings = DockerSettings {
+                image,
+                volumes: Vec::new(),
+                forward_env: Vec::new(),
+                env: Vec::new(),
+                cpu: 0.0,
+                memory_mb: 0,
+                persistent: false,
+                network: false,
+                cli: std::env::var("HERMES_BENCH_DOCKER_CLI").ok(),
+            };
+            match Docker::new(settings, home.path(), "bench") {
+                Ok(docker) => {
+                    println!(
+                        "docker  p50 {} (launcher up in the container)",
+                        ms(p50(&rt, &docker, Path::new("/workspace")))
+                    );
+                    docker.remove();
+                }
+                Err(e) => println!("docker  SKIPPED: {e}"),
+            }
+        }
+        Err(_) => {
+            println!("docker  SKIPPED: set HERMES_BENCH_DOCKER_IMAGE to an image the engine has")
+        }
     }
     if let Ok(python) = std::env::var("HERMES_REF_PYTHON") {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/reference_roundtrip.py");

@@ -225,6 +225,27 @@ impl Docker {
         Ok(())
     }
 
+    /// Removes this container now, running or not (its shells go with it).
+    pub fn remove(&self) {
+        match &self.transport {
+            Transport::Api { engine, .. } => {
+                let _ = engine.remove(&self.name);
+            }
+            Transport::Cli(cli) => {
+                let run = |args: &[&str]| {
+                    let _ = std::process::Command::new(cli)
+                        .args(args)
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .output();
+                };
+                // `sleep` as PID 1 ignores SIGTERM: kill first, or `rm -f` waits.
+                run(&["kill", &self.name]);
+                run(&["rm", "-f", &self.name]);
+            }
+        }
+    }
+
     /// Removes exited containers Hermes made (found by label).
     pub fn reap(&self) {
         let cli = match &self.transport {
