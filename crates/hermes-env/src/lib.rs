@@ -1,5 +1,6 @@
 //! Where the agent's commands run (`terminal.backend`): the local host, a
-//! bubblewrap sandbox on it, or another host over SSH. One
+//! bubblewrap sandbox on it, another host over SSH, or a container (the
+//! Docker Engine API, or the docker/podman command line). One
 //! [`Environment`] builds the process for a command inside it; the
 //! [`files`] module does file operations as commands in it, so the file
 //! tools see exactly what the commands see. A backend that cannot be used
