@@ -89,7 +89,9 @@ fn freshly_claimed(job: &Value, now: i64) -> bool {
 /// while the returned guard lives); among replicas, the holder of the
 /// scheduler lease, whose fence the tick writes under. `None`: someone else.
 enum Ticker {
-    Alone(#[allow(dead_code)] nix::fcntl::Flock<std::fs::File>),
+    Alone {
+        _lock: nix::fcntl::Flock<std::fs::File>,
+    },
     Leased(Fence),
 }
 
@@ -120,7 +122,7 @@ fn take_turn(manager: &SessionManager, home: &Path) -> Result<Option<Ticker>, St
     Ok(
         nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
             .ok()
-            .map(Ticker::Alone),
+            .map(|lock| Ticker::Alone { _lock: lock }),
     )
 }
 
@@ -143,7 +145,7 @@ pub async fn tick(manager: &SessionManager) -> Result<Option<Vec<RunOutcome>>, S
     };
     let fence = match &ticker {
         Ticker::Leased(fence) => Some(fence),
-        Ticker::Alone(_) => None,
+        Ticker::Alone { .. } => None,
     };
     let now = now();
     let (zone, _) = super::zone::Zone::for_setup(manager.services().setup());
