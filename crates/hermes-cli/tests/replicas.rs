@@ -22,7 +22,8 @@ const LEASE_SECS: u64 = 3;
 const CHATS: i64 = 10;
 const ROUNDS: usize = 10;
 
-/// The mock answers every turn with the text of its last user message.
+/// The mock answers every turn with the text of its last user message, a
+/// few hundred milliseconds long.
 fn echo(sb: &Sandbox) {
     sb.mock.respond_with(|req| {
         let body = &req.body;
@@ -45,7 +46,9 @@ fn echo(sb: &Sandbox) {
             .rfind(|w| w.starts_with("m-"))
             .unwrap_or("?")
             .to_owned();
-        Some(Reply::text(format!("answer to {said}")))
+        // Slow enough that the kill mid-round lands inside running turns:
+        // the next holder must wait out their turn leases, not drop them.
+        Some(Reply::text(format!("answer to {said}")).with_chunk_delay(Duration::from_millis(150)))
     });
 }
 
@@ -101,8 +104,8 @@ fn answers(emulator: &Emulator) -> BTreeMap<i64, Vec<String>> {
         .collect()
 }
 
-fn wait_answers(emulator: &Emulator, per_chat: usize, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
+fn wait_answers(emulator: &Emulator, per_chat: usize, what: &str, within: Duration) {
+    let deadline = Instant::now() + within;
     loop {
         let got = answers(emulator);
         if got.values().all(|a| a.len() >= per_chat) {
@@ -172,7 +175,14 @@ fn a_killed_poller_is_replaced_within_the_lease_and_every_message_is_answered_on
             let took = killed_at.unwrap().elapsed();
             eprintln!("takeover {took:?} after kill -9 (lease {LEASE_SECS} s)");
         }
-        wait_answers(&emulator, round + 1, &format!("round {round}"));
+        // The round of the kill: its turns ran on the dead replica, and the
+        // new holder answers them once their turn leases lapse (one lease time).
+        let within = if round == ROUNDS / 2 {
+            Duration::from_secs(LEASE_SECS * 4)
+        } else {
+            Duration::from_secs(60)
+        };
+        wait_answers(&emulator, round + 1, &format!("round {round}"), within);
     }
     assert!(killed_at.is_some());
     let pollers = poller(&gateways);

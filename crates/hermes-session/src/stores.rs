@@ -166,3 +166,18 @@ pub fn local_responses(setup: &Setup) -> Arc<dyn ResponseStore> {
         &setup.home.root().join("response_store.db"),
     ))
 }
+
+/// `gateway.lease_seconds`: how long a replica's lease (a platform's poller,
+/// a session's turn) outlives a replica that died holding it; 30 s unless
+/// set, at least 1 s.
+pub fn lease_ttl(config: &hermes_state::Config) -> std::time::Duration {
+    config
+        .get("gateway")
+        .and_then(|g| g.get("lease_seconds"))
+        .and_then(serde_json::Value::as_f64)
+        .filter(|s| *s >= 1.0)
+        .map_or(
+            std::time::Duration::from_secs(30),
+            std::time::Duration::from_secs_f64,
+        )
+}

@@ -10,10 +10,6 @@ use std::time::Duration;
 use hermes_state::coordination::Coordinator;
 use tokio_util::sync::CancellationToken;
 
-/// How long a turn's lease lasts between renewals.
-const TTL: Duration = Duration::from_secs(60);
-/// How often a running turn renews it.
-const RENEW: Duration = Duration::from_secs(20);
 /// How often a waiting turn asks again.
 const RETRY: Duration = Duration::from_millis(250);
 /// How long a turn waits for another replica's turn of the same session.
@@ -31,18 +27,21 @@ pub(crate) struct TurnLease {
 }
 
 impl TurnLease {
-    /// Takes session `session_id`'s turn lease for `holder`, waiting while
+    /// Takes session `session_id`'s turn lease for `holder` for `ttl`
+    /// (renewed every third of it while the turn runs, so a replica that dies
+    /// mid-turn holds the session no longer than `ttl`), waiting while
     /// another replica's turn holds it. `Err` when it waited too long.
     pub(crate) async fn take(
         coordinator: Arc<dyn Coordinator>,
         session_id: &str,
         holder: &str,
+        ttl: Duration,
     ) -> Result<Self, String> {
         let name = format!("turn:{session_id}");
         let deadline = tokio::time::Instant::now() + PATIENCE;
         let mut waited = false;
         loop {
-            match coordinator.acquire(&name, holder, TTL) {
+            match coordinator.acquire(&name, holder, ttl) {
                 Ok(Some(_)) => break,
                 Ok(None) if tokio::time::Instant::now() < deadline => {
                     waited = true;
@@ -69,8 +68,8 @@ impl TurnLease {
             loop {
                 tokio::select! {
                     _ = stop.cancelled() => return,
-                    _ = tokio::time::sleep(RENEW) => {
-                        let _ = c.acquire(&n, &h, TTL);
+                    _ = tokio::time::sleep(ttl / 3) => {
+                        let _ = c.acquire(&n, &h, ttl);
                     }
                 }
             }

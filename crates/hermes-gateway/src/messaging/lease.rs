@@ -11,9 +11,6 @@ use std::time::{Duration, Instant};
 
 use hermes_state::coordination::{Coordinator, Fence};
 
-/// How long a lease lasts unless `gateway.lease_seconds` says otherwise.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(30);
-
 /// A platform account's lease, as this replica sees it.
 pub struct PollLease {
     coordinator: Arc<dyn Coordinator>,

@@ -191,7 +191,7 @@ impl Messaging {
         let replicas = shared.map(|shared| Replicas {
             coordinator: shared.coordinator,
             holder: manager.services().replica().to_owned(),
-            ttl: lease_ttl(&manager.services().setup().config),
+            ttl: hermes_session::stores::lease_ttl(&manager.services().setup().config),
         });
         let http = hermes_llm::SharedHttp::new(Duration::from_secs(10))
             .map_err(|e| e.to_string())?
@@ -690,16 +690,6 @@ async fn within<T>(
         Some(b) => tokio::time::timeout(b, future).await.ok(),
         None => Some(future.await),
     }
-}
-
-/// `gateway.lease_seconds` (how long a poller's lease lasts; at least 1 s).
-fn lease_ttl(config: &hermes_state::Config) -> Duration {
-    config
-        .get("gateway")
-        .and_then(|g| g.get("lease_seconds"))
-        .and_then(serde_json::Value::as_f64)
-        .filter(|s| *s >= 1.0)
-        .map_or(lease::DEFAULT_TTL, Duration::from_secs_f64)
 }
 
 /// Keys this process dispatched lately (a replica that takes its lease back

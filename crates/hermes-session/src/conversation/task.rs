@@ -416,6 +416,7 @@ impl SessionTask {
                     shared.coordinator,
                     &session,
                     self.services.replica(),
+                    crate::stores::lease_ttl(&self.services.setup().config),
                 )
                 .await
                 {
