@@ -107,13 +107,27 @@ fn completion(shell: crate::args::CompletionShell) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints an error the way the binary reports them and returns exit code 1.
+/// Prints an error the way the binary reports them and returns exit code 1;
+/// output cut short by its reader (`hermes sessions list | head -2`) ends
+/// quietly with 0, as a well-behaved filter does.
 pub fn fail(err: &anyhow::Error) -> ExitCode {
+    if is_broken_pipe(err) {
+        return ExitCode::SUCCESS;
+    }
     #[allow(clippy::print_stderr)]
     {
         eprintln!("error: {err:#}");
     }
     ExitCode::FAILURE
+}
+
+/// Whether `err` is a write to a pipe whose reader went away.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 async fn run_chat(chat: ChatArgs, top: &RunArgs) -> Result<ExitCode> {

@@ -111,9 +111,14 @@ pub(crate) fn is_env_key(key: &str) -> bool {
         return false;
     }
     let upper = key.to_ascii_uppercase();
+    // Beyond the reference's list: any variable named like a secret
+    // (`API_SERVER_KEY`, `*_SECRET`, `*_PASSWORD`) goes to `.env` too, so a
+    // secret never lands in config.yaml or on the screen.
     ENV_KEYS.contains(&upper.as_str())
-        || upper.ends_with("_API_KEY")
+        || upper.ends_with("_KEY")
         || upper.ends_with("_TOKEN")
+        || upper.ends_with("_SECRET")
+        || upper.ends_with("_PASSWORD")
         || upper.starts_with("TERMINAL_SSH")
 }
 
@@ -443,6 +448,9 @@ mod tests {
             "MY_TOKEN",
             "TERMINAL_SSH_HOST",
             "FAL_KEY",
+            "API_SERVER_KEY",
+            "WEBHOOK_SECRET",
+            "SMTP_PASSWORD",
         ] {
             assert!(is_env_key(k), "{k}");
         }

@@ -167,14 +167,22 @@ pub fn run(args: ToolsArgs, setup: &Setup) -> Result<ExitCode> {
             "✗ Unknown platform '{platform}'. Valid: {}",
             PLATFORMS.join(", ")
         )?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitCode::FAILURE);
     }
-    match action {
-        ToolsAction::List { .. } => list(&mut out, setup, &platform)?,
+    let all_known = match action {
+        ToolsAction::List { .. } => {
+            list(&mut out, setup, &platform)?;
+            true
+        }
         ToolsAction::Enable { names, .. } => change(&mut out, setup, &platform, &names, true)?,
         ToolsAction::Disable { names, .. } => change(&mut out, setup, &platform, &names, false)?,
-    }
-    Ok(ExitCode::SUCCESS)
+    };
+    // A name that was refused fails the command, as a script must see.
+    Ok(if all_known {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn list(out: &mut impl Write, setup: &Setup, platform: &str) -> Result<()> {
@@ -202,13 +210,14 @@ fn list(out: &mut impl Write, setup: &Setup, platform: &str) -> Result<()> {
     Ok(())
 }
 
+/// Enables or disables `names`; whether every one of them could be.
 fn change(
     out: &mut impl Write,
     setup: &Setup,
     platform: &str,
     names: &[String],
     enable: bool,
-) -> Result<()> {
+) -> Result<bool> {
     let mut on: BTreeSet<String> = enabled(setup, platform)
         .into_iter()
         .map(str::to_owned)
@@ -266,5 +275,5 @@ fn change(
         let verb = if enable { "Enabled" } else { "Disabled" };
         writeln!(out, "✓ {verb}: {}", done.join(", "))?;
     }
-    Ok(())
+    Ok(done.len() == names.len())
 }

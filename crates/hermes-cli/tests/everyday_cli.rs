@@ -63,6 +63,21 @@ fn config_set_get_unset_round_trip_keeping_comments() {
         env.contains("OPENROUTER_API_KEY=sk-or-secret-value-123456"),
         "{env}"
     );
+    // The API server's key is a secret too: .env, never echoed or in config.yaml.
+    let key = run(
+        &sb,
+        &["config", "set", "API_SERVER_KEY", "0123abcd4567ef89"],
+    );
+    assert!(key.status.success(), "{}", stderr(&key));
+    assert!(
+        !stdout(&key).contains("0123abcd4567ef89"),
+        "{}",
+        stdout(&key)
+    );
+    let env = std::fs::read_to_string(sb.home.path().join(".env")).unwrap();
+    assert!(env.contains("API_SERVER_KEY=0123abcd4567ef89"), "{env}");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(!text.contains("0123abcd"), "{text}");
 
     assert_eq!(
         stdout(&run(&sb, &["config", "get", "agent.max_turns"])).trim(),
@@ -106,13 +121,17 @@ fn config_set_get_unset_round_trip_keeping_comments() {
 fn tools_disable_changes_what_the_next_chat_offers() {
     let sb = Sandbox::start();
     let out = run(&sb, &["tools", "disable", "terminal", "bogus"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // The known one is changed; the unknown one fails the command.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("✗ Unknown toolset 'bogus'"), "{text}");
     assert!(text.contains("✓ Disabled: terminal"), "{text}");
     let listing = stdout(&run(&sb, &["tools", "list"]));
     assert!(listing.contains("✗ disabled  terminal"), "{listing}");
     assert!(listing.contains("✓ enabled  file"), "{listing}");
+    let unknown = run(&sb, &["tools", "enable", "nonsense"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stdout(&unknown).contains("✗ Unknown toolset 'nonsense'"));
 
     sb.mock.push(Reply::text("ok"));
     let out = sb.chat("hi", &[]);
@@ -298,4 +317,33 @@ fn completion_scripts_load_in_bash() {
         .unwrap();
     assert!(stdout(&out).contains("complete"), "{}", stderr(&out));
     assert_eq!(run(&sb, &["completion", "tcsh"]).status.code(), Some(2));
+}
+
+#[test]
+fn output_cut_short_by_its_reader_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let sb = Sandbox::start();
+    // `hermes completion bash | head -c 10`: the reader goes away early.
+    let mut child = sb
+        .command()
+        .args(["completion", "bash"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit {status}: {err}");
+    assert!(!err.contains("Broken pipe"), "{err}");
 }
