@@ -318,12 +318,14 @@ impl Session {
     /// Ends the session in the store and tells the user how to come back to it.
     pub(crate) async fn finish(self, mode: Mode) -> Result<()> {
         let id = self.id();
-        let recorded = self.conv.info().recorded;
+        let info = self.conv.info();
+        // A session nothing was said in is discarded at close: no hint for it.
+        let resumable = info.recorded && info.messages > 1;
         let mut err = std::io::stderr();
         if let Err(e) = self.conv.shutdown("cli_close").await {
             writeln!(err, "warning: could not close the session record: {e}")?;
         }
-        if mode == Mode::Interactive && recorded {
+        if mode == Mode::Interactive && resumable {
             writeln!(err, "Resume this session with:\n  hermes --resume {id}")?;
         }
         Ok(())

@@ -445,6 +445,9 @@ pub async fn run(args: CronArgs, flags: &RunArgs) -> Result<ExitCode> {
                 )?,
                 Some(outcomes) => {
                     let mut err = std::io::stderr();
+                    if outcomes.is_empty() {
+                        writeln!(err, "No jobs are due.")?;
+                    }
                     for o in outcomes {
                         match &o.result {
                             Ok(_) => writeln!(err, "ran {} ({}): ok", o.name, o.job_id)?,

@@ -58,6 +58,11 @@ fn a_repl_opened_and_closed_leaves_no_session_behind() {
             .trim()
             == "1"
     });
+    let screen = pane.screen();
+    assert!(
+        !screen.contains("Resume this session"),
+        "a resume hint for a session that is not kept:\n{screen}"
+    );
     let out = sb.command().args(["sessions", "list"]).output().unwrap();
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
