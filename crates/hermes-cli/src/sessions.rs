@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use hermes_state::session_db::{ListFilter, SearchQuery, SearchSort, SessionDb, SessionSummary};
-use hermes_state::store::HistoryReader;
+use hermes_state::store::{HistoryReader, SessionAdmin};
 use hermes_state::{Env, HermesHome};
 
 use crate::session_filters::FilterArgs;
@@ -159,27 +159,20 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
     }
     let mut db = SessionDb::open(&home.state_db())
         .with_context(|| format!("cannot open {}", home.state_db().display()))?;
+    // Listing, exporting, deleting and bulk actions: the same calls as on PostgreSQL.
+    let admin = hermes_session::store::SqliteStore::open(&home.state_db())?;
+    let named = |key: &str| resolve(&db, key);
     let mut out = std::io::stdout().lock();
     match args.action {
-        SessionsAction::List { source, limit } => {
-            let rows = db.list_sessions(&ListFilter {
-                source,
-                limit,
-                ..ListFilter::default()
-            })?;
-            list(&mut out, &rows)?;
-        }
-        SessionsAction::Show { session, json } => {
-            let id = resolve(&db, &session)?;
-            if json {
-                let export = db
-                    .export_session(&id)?
-                    .with_context(|| format!("session {id} not found"))?;
-                writeln!(out, "{}", serde_json::to_string_pretty(&export)?)?;
-            } else {
-                show(&mut out, &db, &id)?;
-            }
-        }
+        SessionsAction::List { source, limit } => list(&mut out, &page(&admin, source, limit)?)?,
+        SessionsAction::Show {
+            session,
+            json: true,
+        } => show_json(&mut out, &admin, &named(&session)?)?,
+        SessionsAction::Show {
+            session,
+            json: false,
+        } => show(&mut out, &db, &named(&session)?)?,
         SessionsAction::Search {
             query,
             limit,
@@ -190,54 +183,27 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             output,
             session_id,
             source,
-        } => {
-            let ids: Vec<String> = match session_id {
-                Some(key) => vec![resolve(&db, &key)?],
-                None => db
-                    .list_sessions(&ListFilter {
-                        source,
-                        limit: usize::MAX,
-                        include_children: true,
-                        ..ListFilter::default()
-                    })?
-                    .into_iter()
-                    .map(|s| s.id)
-                    .collect(),
-            };
-            write_export(&mut out, &ids, &output, |id| Ok(db.export_session(id)?))?;
-        }
+        } => export(&mut out, &admin, session_id, source, &output, named)?,
         SessionsAction::Delete { session_id, yes } => {
-            let id = resolve(&db, &session_id)?;
-            confirm(yes, &format!("Delete session {id} and all its messages?"))?;
-            if db.delete_session(&id)? {
-                writeln!(out, "Deleted session {id}.")?;
-            }
+            delete(&mut out, &admin, &named(&session_id)?, yes)?;
         }
         SessionsAction::Prune {
             filters,
             include_archived,
-        } => {
-            let store = hermes_session::store::SqliteStore::open(&home.state_db())?;
-            crate::sessions_bulk::bulk(&store, &mut out, &filters, true, include_archived)?;
-        }
+        } => crate::sessions_bulk::bulk(&admin, &mut out, &filters, true, include_archived)?,
         SessionsAction::Archive { filters } => {
-            let store = hermes_session::store::SqliteStore::open(&home.state_db())?;
-            crate::sessions_bulk::bulk(&store, &mut out, &filters, false, false)?;
+            crate::sessions_bulk::bulk(&admin, &mut out, &filters, false, false)?;
         }
         SessionsAction::Optimize => crate::sessions_bulk::optimize(&mut db, &mut out)?,
         SessionsAction::Browse { source, limit } => {
-            let rows = db.list_sessions(&ListFilter {
-                source,
-                limit,
-                ..ListFilter::default()
-            })?;
+            let rows = page(&admin, source, limit)?;
             db.close()?;
             return browse(&mut out, &rows);
         }
         // Handled above, before the database is opened.
         SessionsAction::Repair { .. } | SessionsAction::Migrate { .. } => {}
         SessionsAction::Rename { session_id, title } => {
-            let id = resolve(&db, &session_id)?;
+            let id = named(&session_id)?;
             let title = title.join(" ");
             db.set_title(&id, &title)?;
             writeln!(out, "Session {id} is now titled \"{title}\".")?;
@@ -258,16 +224,64 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `hermes sessions export`: one JSON line per session, to `output` or stdout (`-`).
-fn write_export(
+/// A page of the session list, newest first (`list` and `browse`).
+fn page(
+    admin: &dyn SessionAdmin,
+    source: Option<String>,
+    limit: usize,
+) -> Result<Vec<SessionSummary>> {
+    Ok(admin.list_sessions(&ListFilter {
+        source,
+        limit,
+        ..ListFilter::default()
+    })?)
+}
+
+/// `hermes sessions show --json`: the session and its messages, every column.
+fn show_json(out: &mut impl Write, admin: &dyn SessionAdmin, id: &str) -> Result<()> {
+    let export = admin
+        .export_session(id)?
+        .with_context(|| format!("session {id} not found"))?;
+    writeln!(out, "{}", serde_json::to_string_pretty(&export)?)?;
+    Ok(())
+}
+
+/// `hermes sessions delete`, after a confirmation (or `--yes`).
+fn delete(out: &mut impl Write, admin: &dyn SessionAdmin, id: &str, yes: bool) -> Result<()> {
+    confirm(yes, &format!("Delete session {id} and all its messages?"))?;
+    if admin.delete_session(id)? {
+        writeln!(out, "Deleted session {id}.")?;
+    }
+    Ok(())
+}
+
+/// `hermes sessions export`: one JSON line per session (the one `session_id`
+/// names, else every session, children included, optionally of one
+/// `source`), to `output` or stdout (`-`).
+fn export(
     out: &mut impl Write,
-    ids: &[String],
+    admin: &dyn SessionAdmin,
+    session_id: Option<String>,
+    source: Option<String>,
     output: &str,
-    export: impl Fn(&str) -> Result<Option<serde_json::Value>>,
+    named: impl Fn(&str) -> Result<String>,
 ) -> Result<()> {
+    let ids: Vec<String> = match session_id {
+        Some(key) => vec![named(&key)?],
+        None => admin
+            .list_sessions(&ListFilter {
+                source,
+                limit: usize::MAX,
+                include_children: true,
+                ..ListFilter::default()
+            })?
+            .into_iter()
+            .map(|s| s.id)
+            .collect(),
+    };
     let mut text = String::new();
-    for id in ids {
-        if let Some(export) = export(id)? {
+    for id in &ids {
+        if let Some(export) = admin.export_session(id)? {
             text.push_str(&serde_json::to_string(&export)?);
             text.push('\n');
         }
@@ -359,7 +373,6 @@ fn search(
 /// postgresql`); the others say how to get at the sessions.
 fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCode> {
     use hermes_session::SessionStore;
-    use hermes_state::store::SessionAdmin;
     let store = hermes_postgres::PgStore::open(hermes_postgres::Target::parse(url, schema)?)?;
     let mut out = std::io::stdout().lock();
     let named = |key: &str| -> Result<String> {
@@ -368,44 +381,16 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
         })
     };
     match action {
-        SessionsAction::List { source, limit } => {
-            let rows = store.list_sessions(&ListFilter {
-                source,
-                limit,
-                ..ListFilter::default()
-            })?;
-            list(&mut out, &rows)?;
-        }
+        SessionsAction::List { source, limit } => list(&mut out, &page(&store, source, limit)?)?,
         SessionsAction::Show {
             session,
             json: true,
-        } => {
-            let id = named(&session)?;
-            let export = store
-                .export_session(&id)?
-                .with_context(|| format!("session {id} not found"))?;
-            writeln!(out, "{}", serde_json::to_string_pretty(&export)?)?;
-        }
+        } => show_json(&mut out, &store, &named(&session)?)?,
         SessionsAction::Export {
             output,
             session_id,
             source,
-        } => {
-            let ids: Vec<String> = match session_id {
-                Some(key) => vec![named(&key)?],
-                None => store
-                    .list_sessions(&ListFilter {
-                        source,
-                        limit: usize::MAX,
-                        include_children: true,
-                        ..ListFilter::default()
-                    })?
-                    .into_iter()
-                    .map(|s| s.id)
-                    .collect(),
-            };
-            write_export(&mut out, &ids, &output, |id| Ok(store.export_session(id)?))?;
-        }
+        } => export(&mut out, &store, session_id, source, &output, named)?,
         SessionsAction::Prune {
             filters,
             include_archived,
@@ -414,12 +399,7 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
             crate::sessions_bulk::bulk(&store, &mut out, &filters, false, false)?;
         }
         SessionsAction::Browse { source, limit } => {
-            let rows = store.list_sessions(&ListFilter {
-                source,
-                limit,
-                ..ListFilter::default()
-            })?;
-            return browse(&mut out, &rows);
+            return browse(&mut out, &page(&store, source, limit)?);
         }
         SessionsAction::Optimize => {
             store.vacuum_analyze()?;
@@ -430,11 +410,7 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
             )?;
         }
         SessionsAction::Delete { session_id, yes } => {
-            let id = named(&session_id)?;
-            confirm(yes, &format!("Delete session {id} and all its messages?"))?;
-            if store.delete_session(&id)? {
-                writeln!(out, "Deleted session {id}.")?;
-            }
+            delete(&mut out, &store, &named(&session_id)?, yes)?;
         }
         SessionsAction::Show {
             session,

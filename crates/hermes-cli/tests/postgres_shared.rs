@@ -13,22 +13,14 @@ use std::sync::Arc;
 
 use hermes_gateway::messaging::pairing::PairingStore;
 use hermes_mock::Reply;
-use hermes_postgres::testing::{Scratch, database_url};
+use hermes_postgres::testing::Scratch;
 use hermes_postgres::{PgStore, Target};
 use hermes_state::documents::{self, Documents};
 use serde_json::Value;
 use support::*;
 
 fn database() -> Option<String> {
-    let url = database_url();
-    if url.is_none() {
-        assert!(
-            std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none(),
-            "HERMES_TEST_REQUIRE_POSTGRES is set but HERMES_TEST_DATABASE_URL is not"
-        );
-        eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
-    }
-    url
+    hermes_postgres::testing::database_url_or_skip()
 }
 
 /// A home on the scratch schema.

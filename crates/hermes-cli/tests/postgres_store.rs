@@ -11,21 +11,13 @@ mod support;
 use std::collections::BTreeMap;
 
 use hermes_mock::Reply;
-use hermes_postgres::testing::{Scratch, database_url};
+use hermes_postgres::testing::Scratch;
 use hermes_session::SessionStore;
 use hermes_state::session_db::{ListFilter, SearchQuery, SessionDb};
 use support::*;
 
 fn database() -> Option<String> {
-    let url = database_url();
-    if url.is_none() {
-        assert!(
-            std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none(),
-            "HERMES_TEST_REQUIRE_POSTGRES is set but HERMES_TEST_DATABASE_URL is not"
-        );
-        eprintln!("SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
-    }
-    url
+    hermes_postgres::testing::database_url_or_skip()
 }
 
 fn on_postgres(sb: &Sandbox, scratch: &Scratch) {

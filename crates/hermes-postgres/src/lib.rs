@@ -48,6 +48,20 @@ pub mod testing {
             .filter(|u| !u.trim().is_empty())
     }
 
+    /// The test database, or `None` with the skip said on stderr; a test
+    /// cannot skip where `HERMES_TEST_REQUIRE_POSTGRES` is set (CI).
+    pub fn database_url_or_skip() -> Option<String> {
+        let url = database_url();
+        if url.is_none() {
+            assert!(
+                std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none(),
+                "HERMES_TEST_REQUIRE_POSTGRES is set but HERMES_TEST_DATABASE_URL is not"
+            );
+            eprintln!("PostgreSQL SKIPPED: set HERMES_TEST_DATABASE_URL to a PostgreSQL database");
+        }
+        url
+    }
+
     /// A store in a fresh schema of the test database.
     pub struct Scratch {
         /// The store.

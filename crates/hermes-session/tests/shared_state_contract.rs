@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use hermes_postgres::testing::{Scratch, database_url};
+use hermes_postgres::testing::{Scratch, database_url_or_skip};
 use hermes_protocol::Message;
 use hermes_session::store::{SessionStore, SqliteStore};
 use hermes_state::coordination::{Coordinator, Fence};
@@ -18,14 +18,7 @@ use hermes_state::session_db::{ListFilter, MessageExtra, NewSession};
 use hermes_state::store::SessionAdmin;
 
 fn scratch() -> Option<Arc<Scratch>> {
-    let Some(url) = database_url() else {
-        assert!(
-            std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none(),
-            "HERMES_TEST_REQUIRE_POSTGRES is set but HERMES_TEST_DATABASE_URL is not"
-        );
-        eprintln!("PostgreSQL store SKIPPED: set HERMES_TEST_DATABASE_URL to run it");
-        return None;
-    };
+    let url = database_url_or_skip()?;
     Some(Arc::new(Scratch::new(&url).unwrap()))
 }
 

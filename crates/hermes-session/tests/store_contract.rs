@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use hermes_postgres::testing::{Scratch, database_url};
+use hermes_postgres::testing::{Scratch, database_url_or_skip};
 use hermes_protocol::{Message, Role, ToolCall};
 use hermes_session::store::{SessionStore, SqliteStore};
 use hermes_state::session_db::{
@@ -35,14 +35,7 @@ fn sqlite() -> Subject {
 }
 
 fn postgres() -> Option<Subject> {
-    let Some(url) = database_url() else {
-        assert!(
-            std::env::var_os("HERMES_TEST_REQUIRE_POSTGRES").is_none(),
-            "HERMES_TEST_REQUIRE_POSTGRES is set but HERMES_TEST_DATABASE_URL is not"
-        );
-        eprintln!("PostgreSQL store SKIPPED: set HERMES_TEST_DATABASE_URL to run it");
-        return None;
-    };
+    let url = database_url_or_skip()?;
     let scratch = Arc::new(Scratch::new(&url).unwrap());
     Some(Subject {
         name: "postgresql",
