@@ -64,7 +64,17 @@ pub enum UpdateError {
 }
 
 /// Tries before [`update`] gives up on documents others keep changing.
-const ATTEMPTS: usize = 16;
+const ATTEMPTS: u32 = 64;
+
+/// A pause before trying again, growing with the attempt and spread by the
+/// clock's nanoseconds, so writers that collided do not collide again in step.
+fn back_off(attempt: u32) {
+    let spread = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() % 1000);
+    let micros = u64::from(attempt.min(20)) * 500 + u64::from(spread);
+    std::thread::sleep(std::time::Duration::from_micros(micros));
+}
 
 /// Reads `names`, lets `edit` change their texts (it may run more than once,
 /// so it must not act beyond the texts it is given), and writes back what it
@@ -75,7 +85,10 @@ pub fn update<R>(
     fence: Option<&Fence>,
     mut edit: impl FnMut(&mut [Option<String>]) -> R,
 ) -> Result<R, UpdateError> {
-    for _ in 0..ATTEMPTS {
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            back_off(attempt);
+        }
         let before = names
             .iter()
             .map(|n| docs.read(n))
