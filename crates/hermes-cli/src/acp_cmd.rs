@@ -33,7 +33,13 @@ pub(crate) async fn run(args: AcpArgs, run: &RunArgs) -> Result<ExitCode> {
         writeln!(std::io::stdout(), "Hermes ACP check OK")?;
         return Ok(ExitCode::SUCCESS);
     }
+    let settings = crate::logging::LogSettings::from_config(&setup.home, &setup.config);
     let manager = SessionManager::new(setup);
+    // The editor's sessions log their turns to agent.log, as the terminal's do.
+    crate::logging::tap_sessions(
+        manager.services(),
+        &crate::logging::LogFiles::open(&settings, false),
+    );
     crate::hooks_cmd::install(manager.services(), false);
     hermes_acp::serve_stdio(manager).await?;
     Ok(ExitCode::SUCCESS)

@@ -2,9 +2,12 @@
 
 use clap::{Args, Parser, Subcommand};
 
-/// Hermes: a self-improving, tool-using AI agent.
+/// Hermes Agent: a self-improving, tool-using AI agent — in the terminal
+/// (`hermes`, `hermes chat -q …`), behind an OpenAI-compatible API and chat
+/// apps (`hermes gateway run`), in editors (`hermes acp`) and on a schedule
+/// (`hermes cron`).
 #[derive(Debug, Parser)]
-#[command(name = "hermes", version, about, disable_version_flag = true)]
+#[command(name = "hermes", version, disable_version_flag = true)]
 pub struct Cli {
     /// Print the version and exit.
     #[arg(short = 'V', long = "version")]
@@ -34,7 +37,7 @@ pub enum Command {
     Sessions(Box<crate::sessions::SessionsArgs>),
     /// Manage pooled API keys (auth.json).
     Auth(crate::auth_cmd::AuthArgs),
-    /// Manage local models (pull the embedded default).
+    /// Show or set the provider and model; list providers' models; download local models.
     Model(crate::model_cmd::ModelArgs),
     /// List, show, create and delete skills.
     Skills(crate::skills_cmd::SkillsArgs),

@@ -9,9 +9,9 @@ use hermes_protocol::{Event, Op, TurnEnd};
 use hermes_session::{Conversation, Notice, ResumeRequest, SessionManager, SessionSpec, Setup};
 use hermes_state::Env;
 
-use crate::agent_log::LogSettings;
 use crate::args::{ChatArgs, Cli, Command, RunArgs};
 use crate::driver::{self, Display};
+use crate::logging::LogSettings;
 use crate::render::Verbosity;
 
 /// Exit code when the turn was interrupted (as shells report SIGINT).

@@ -66,19 +66,6 @@ fn human(bytes: u64) -> String {
     }
 }
 
-fn ago(secs: u64) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    match now.saturating_sub(secs) {
-        0 => "now".into(),
-        s if s < 60 => format!("{s}s ago"),
-        s if s < 3600 => format!("{}m ago", s / 60),
-        s if s < 86_400 => format!("{}h ago", s / 3600),
-        s => format!("{}d ago", s / 86_400),
-    }
-}
-
 /// Asks a yes/no question on the terminal; anything but yes is no.
 fn confirm(out: &mut impl Write, prompt: &str) -> Result<bool> {
     write!(out, "{prompt} [y/N]: ")?;
@@ -138,7 +125,7 @@ pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
                     writeln!(
                         out,
                         "  {shown:<60}  {commits:>7}  {:>12}  {state}",
-                        ago(*touched)
+                        crate::render::ago(*touched)
                     )?;
                 }
             }

@@ -36,7 +36,7 @@ enum ConfigAction {
     },
     /// Set a value: API keys and tokens go to .env, the rest to config.yaml.
     Set {
-        /// Accepted for compatibility: unknown keys are saved without a notice anyway.
+        /// Skip the notice about a key Hermes does not read.
         #[arg(long)]
         force: bool,
         /// Dotted key (`agent.max_turns`) or an API key variable.
@@ -120,6 +120,18 @@ pub(crate) fn is_env_key(key: &str) -> bool {
         || upper.ends_with("_SECRET")
         || upper.ends_with("_PASSWORD")
         || upper.starts_with("TERMINAL_SSH")
+        || is_variable_name(key)
+}
+
+/// `API_SERVER_ENABLED`, `HERMES_TIMEZONE`: written in capitals, the name of
+/// an environment variable, which Hermes reads from `.env`, never from a
+/// top-level config.yaml key.
+fn is_variable_name(key: &str) -> bool {
+    key.contains('_')
+        && key.bytes().any(|b| b.is_ascii_uppercase())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// Runs a `hermes config` action.
@@ -140,11 +152,7 @@ pub fn run(args: ConfigArgs, run: &RunArgs) -> Result<ExitCode> {
             };
             return get(&crate::chat::load_setup(run)?, &key, json);
         }
-        ConfigAction::Set {
-            force: _,
-            key,
-            value,
-        } => {
+        ConfigAction::Set { force, key, value } => {
             let (Some(key), Some(value)) = (key, value) else {
                 return usage(
                     "hermes config set <key> <value>",
@@ -155,6 +163,10 @@ pub fn run(args: ConfigArgs, run: &RunArgs) -> Result<ExitCode> {
                     ],
                 );
             };
+            if let Some(refusal) = refusal(&key, &value) {
+                writeln!(std::io::stderr(), "✗ {refusal}\n  Nothing was changed.")?;
+                return Ok(ExitCode::FAILURE);
+            }
             let (path, display) = set(&home, &key, &value)?;
             match display {
                 Some(shown) => writeln!(out, "✓ Set {key} = {shown} in {}", path.display())?,
@@ -164,6 +176,10 @@ pub fn run(args: ConfigArgs, run: &RunArgs) -> Result<ExitCode> {
                     key.to_ascii_uppercase(),
                     path.display()
                 )?,
+            }
+            drop(out);
+            if !is_env_key(&key) {
+                warn_after_set(&key, force, run)?;
             }
         }
         ConfigAction::Unset { key } => {
@@ -177,6 +193,96 @@ pub fn run(args: ConfigArgs, run: &RunArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The terminal backends this binary runs commands through.
+const BACKENDS: &[&str] = &["local", "sandbox", "ssh", "docker"];
+
+/// Why `key = value` is refused outright: a value Hermes could never honour.
+fn refusal(key: &str, value: &str) -> Option<String> {
+    if key == "terminal.backend" {
+        let name = value.trim().to_ascii_lowercase();
+        if !BACKENDS.contains(&name.as_str()) {
+            return Some(format!(
+                "terminal.backend '{value}' is not a backend hermes-rs runs commands through. \
+                 Choose one of: {} (the reference's modal, daytona and singularity are not supported).",
+                BACKENDS.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+/// Says what a saved value will not do: a key Hermes never reads (with the
+/// nearest known one), or terminal settings that cannot work yet.
+fn warn_after_set(key: &str, force: bool, run: &RunArgs) -> Result<()> {
+    let mut err = std::io::stderr().lock();
+    let key = if key == "model" { "model.default" } else { key };
+    if !force
+        && let crate::config_keys::KeyCheck::Unknown(suggestion) = crate::config_keys::check(key)
+    {
+        writeln!(
+            err,
+            "⚠ '{key}' is not a recognized config key — it was saved anyway, but Hermes will not read it."
+        )?;
+        if let Some(suggestion) = suggestion {
+            writeln!(err, "  Did you mean: {suggestion}")?;
+        }
+        writeln!(err, "  (--force skips this notice.)")?;
+    }
+    if key.starts_with("terminal.") {
+        let setup = crate::chat::load_setup(run)?;
+        for problem in terminal_problems(&setup) {
+            writeln!(err, "⚠ {problem}")?;
+        }
+    }
+    Ok(())
+}
+
+/// What stops the configured terminal backend from running commands now.
+pub(crate) fn terminal_problems(setup: &hermes_session::Setup) -> Vec<String> {
+    let read = hermes_env::TerminalSettings::read(&setup.config.raw, &|name| {
+        setup.env.get(name).map(str::to_owned)
+    });
+    match read {
+        Err(problem) => vec![problem],
+        Ok(settings) => match settings.backend {
+            hermes_env::Backend::Docker(docker) => {
+                let wanted: Vec<String> = match &docker.cli {
+                    Some(cli) => vec![cli.clone()],
+                    None => vec!["docker".into(), "podman".into()],
+                };
+                let path = setup.env.get("PATH").unwrap_or_default().to_owned();
+                let engine = docker.cli.is_none()
+                    && hermes_env::engine::find_socket(
+                        setup.env.get("DOCKER_HOST"),
+                        setup.env.get("XDG_RUNTIME_DIR"),
+                    )
+                    .is_some();
+                let found = engine
+                    || wanted.iter().any(|name| {
+                        std::env::split_paths(&path).any(|dir| dir.join(name).is_file())
+                            || std::path::Path::new(name).is_file()
+                    });
+                if found {
+                    Vec::new()
+                } else {
+                    vec![format!(
+                        "terminal.backend is docker but no container engine answers (no engine \
+                         socket, and {} is not on PATH): every command will fail until one is \
+                         installed (or set terminal.backend local).",
+                        wanted.join(" or ")
+                    )]
+                }
+            }
+            hermes_env::Backend::Unavailable(name) => vec![format!(
+                "terminal.backend '{name}' is not a backend hermes-rs runs commands through \
+                 ({}); sessions will not start until it is changed.",
+                BACKENDS.join(", ")
+            )],
+            _ => Vec::new(),
+        },
+    }
 }
 
 fn usage(line: &str, examples: &[&str]) -> Result<ExitCode> {
@@ -251,7 +357,8 @@ fn display_of(key: &str, value: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    if SECRET_NAMES.contains(&last.as_str()) {
+    // A number or a switch is no secret (`display.nonsense.key 5` shows 5).
+    if SECRET_NAMES.contains(&last.as_str()) && value.is_string() {
         hermes_llm::redact::mask_token(&text)
     } else {
         text

@@ -13,8 +13,8 @@ use hermes_protocol::{Event, Op, SessionEvent};
 use hermes_session::{Conversation, Submitter};
 use tokio::sync::mpsc;
 
-use crate::agent_log::LogSettings;
 use crate::clarify_prompt::Open;
+use crate::logging::LogSettings;
 use crate::render::{Renderer, Verbosity};
 use crate::repl::typeahead::Typed;
 

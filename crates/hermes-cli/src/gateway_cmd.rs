@@ -8,13 +8,15 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use std::sync::Arc;
 
+use hermes_gateway::log::{API_LOGGER, LogFn, LogLevel, RUN_LOGGER};
+use hermes_gateway::messaging::Messaging;
 use hermes_gateway::messaging::config::MessagingConfig;
-use hermes_gateway::messaging::{LogFn, Messaging};
 use hermes_gateway::{config, lock};
 use hermes_session::{SessionManager, Setup};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::RunArgs;
+use crate::logging::{Level, LogFiles, LogSettings};
 
 /// `hermes gateway` arguments.
 #[derive(Debug, Args)]
@@ -91,10 +93,96 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     tokio::task::spawn_blocking(move || {
         hermes_session::checkpoint_upkeep(&upkeep, std::time::SystemTime::now())
     });
+    let files = LogFiles::open(&LogSettings::from_config(&setup.home, &setup.config), true);
+    let log = gateway_log(&files);
+    log(LogLevel::Info, RUN_LOGGER, "Starting Hermes Gateway...");
     let manager = SessionManager::new(setup);
+    crate::logging::tap_sessions(manager.services(), &files);
     crate::hooks_cmd::install(manager.services(), false);
     let stop = CancellationToken::new();
-    let signals = stop.clone();
+    stop_on_signals(stop.clone(), log.clone());
+    let messaging = Messaging::new(manager.clone(), messaging_cfg, cwd.clone(), log.clone())
+        .map_err(anyhow::Error::msg)?;
+    if let Some(messaging) = &messaging {
+        manager
+            .services()
+            .set_cron_delivery(Arc::new(messaging.sender()));
+    }
+    tick_cron(manager.clone(), files.clone(), log.clone());
+    let mut tasks = Vec::new();
+    if let Some(messaging) = messaging {
+        log(
+            LogLevel::Info,
+            RUN_LOGGER,
+            &format!("messaging on {}", messaging.platform_names().join(", ")),
+        );
+        let stop = stop.clone();
+        tasks.push(tokio::spawn(async move {
+            messaging.run(stop).await;
+            Ok::<(), String>(())
+        }));
+    }
+    if let Some(api) = api {
+        let server = hermes_gateway::serve::Server::bind(api.clone(), manager.clone(), cwd)
+            .await
+            .map_err(|e| {
+                log(LogLevel::Error, API_LOGGER, &format!("[Api_Server] {e}"));
+                anyhow::Error::msg(e)
+            })?
+            .with_log(log.clone());
+        let addr = server
+            .local_addr()
+            .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
+        log(
+            LogLevel::Info,
+            API_LOGGER,
+            &format!(
+                "API server listening on http://{addr}/v1 (model '{}', max {} concurrent runs)",
+                api.model_name,
+                if api.max_concurrent_runs == 0 {
+                    "unlimited".to_owned()
+                } else {
+                    api.max_concurrent_runs.to_string()
+                }
+            ),
+        );
+        let stop = stop.clone();
+        tasks.push(tokio::spawn(async move { server.run(stop).await }));
+    }
+    for task in tasks {
+        match task.await {
+            Ok(Err(e)) => bail!(e),
+            Err(e) => bail!("gateway task failed: {e}"),
+            Ok(Ok(())) => {}
+        }
+    }
+    // Another replica's scheduler takes over now, not when the lease lapses.
+    hermes_session::cron::run::release_scheduler(&manager);
+    log(LogLevel::Info, RUN_LOGGER, "stopped.");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Gateway lines go to `logs/gateway.log` (and agent/errors logs) and to
+/// stderr, where a service manager's journal picks them up; per-request API
+/// lines only to the files.
+fn gateway_log(files: &Arc<LogFiles>) -> LogFn {
+    let files = files.clone();
+    Arc::new(move |level: LogLevel, logger: &str, line: &str| {
+        let written = match level {
+            LogLevel::Info => Level::Info,
+            LogLevel::Warning => Level::Warning,
+            LogLevel::Error => Level::Error,
+        };
+        files.write(written, "", logger, line);
+        let request_line = logger == API_LOGGER && line.starts_with("[Api_Server] ");
+        if !request_line || level > LogLevel::Info {
+            say(&format!("Hermes gateway: {line}"));
+        }
+    })
+}
+
+/// Ctrl+C or SIGTERM fires `stop` (runs in flight are finished first).
+fn stop_on_signals(stop: CancellationToken, log: LogFn) {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
         let (Ok(mut term), Ok(mut int)) = (
@@ -107,88 +195,48 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
             _ = term.recv() => {},
             _ = int.recv() => {},
         }
-        say("Hermes gateway: stopping (finishing runs in flight)...");
-        signals.cancel();
+        log(
+            LogLevel::Info,
+            RUN_LOGGER,
+            "stopping (finishing runs in flight)...",
+        );
+        stop.cancel();
     });
-    let log: LogFn = Arc::new(|line: &str| say(&format!("Hermes gateway: {line}")));
-    let messaging = Messaging::new(manager.clone(), messaging_cfg, cwd.clone(), log)
-        .map_err(anyhow::Error::msg)?;
-    if let Some(messaging) = &messaging {
-        manager
-            .services()
-            .set_cron_delivery(Arc::new(messaging.sender()));
-    }
-    // Scheduled jobs fire from here, once a minute (the lock in the cron
-    // directory, or among replicas the scheduler lease, keeps a second
-    // process from running the same job); their answers go out through the
-    // platforms above.
-    let ticker = manager.clone();
-    let scheduler = manager.clone();
+}
+
+/// Scheduled jobs fire from here, once a minute (the lock in the cron
+/// directory, or among replicas the scheduler lease, keeps a second process
+/// from running the same job); their answers go out through the platforms.
+fn tick_cron(manager: SessionManager, files: Arc<LogFiles>, log: LogFn) {
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
         loop {
             every.tick().await;
-            match hermes_session::cron::run::tick(&ticker).await {
+            match hermes_session::cron::run::tick(&manager).await {
                 Ok(Some(outcomes)) => {
                     for outcome in outcomes {
-                        say(&format!(
-                            "Hermes gateway: cron job {} ran ({})",
-                            outcome.name,
-                            if outcome.result.is_ok() {
-                                "ok"
-                            } else {
-                                "failed"
-                            }
-                        ));
+                        crate::logging::log_cron_run(&files, &outcome);
+                        let (level, how) = if outcome.result.is_ok() {
+                            (LogLevel::Info, "ok")
+                        } else {
+                            (LogLevel::Warning, "failed")
+                        };
+                        log(
+                            level,
+                            RUN_LOGGER,
+                            &format!("cron job {} ran ({how})", outcome.name),
+                        );
                     }
                 }
                 Ok(None) => {}
-                Err(e) => say(&format!("Hermes gateway: cron tick failed: {e}")),
+                Err(e) => log(
+                    LogLevel::Warning,
+                    RUN_LOGGER,
+                    &format!("cron tick failed: {e}"),
+                ),
             }
         }
     });
-    let mut tasks = Vec::new();
-    if let Some(messaging) = messaging {
-        say(&format!(
-            "Hermes gateway: messaging on {}",
-            messaging.platform_names().join(", ")
-        ));
-        let stop = stop.clone();
-        tasks.push(tokio::spawn(async move {
-            messaging.run(stop).await;
-            Ok::<(), String>(())
-        }));
-    }
-    if let Some(api) = api {
-        let server = hermes_gateway::serve::Server::bind(api.clone(), manager, cwd)
-            .await
-            .map_err(anyhow::Error::msg)?;
-        let addr = server
-            .local_addr()
-            .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
-        say(&format!(
-            "Hermes gateway: API server listening on http://{addr}/v1 (model '{}', max {} concurrent runs)",
-            api.model_name,
-            if api.max_concurrent_runs == 0 {
-                "unlimited".to_owned()
-            } else {
-                api.max_concurrent_runs.to_string()
-            }
-        ));
-        let stop = stop.clone();
-        tasks.push(tokio::spawn(async move { server.run(stop).await }));
-    }
-    for task in tasks {
-        match task.await {
-            Ok(Err(e)) => bail!(e),
-            Err(e) => bail!("gateway task failed: {e}"),
-            Ok(Ok(())) => {}
-        }
-    }
-    // Another replica's scheduler takes over now, not when the lease lapses.
-    hermes_session::cron::run::release_scheduler(&scheduler);
-    say("Hermes gateway: stopped.");
-    Ok(ExitCode::SUCCESS)
 }
 
 fn status(setup: &Setup) -> Result<ExitCode> {

@@ -112,6 +112,30 @@ impl Filter {
     }
 }
 
+impl Filter {
+    /// The lines that pass, a record's continuation lines (a message of
+    /// several lines) going with the line that starts it.
+    fn records<'a>(&self, lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+        let mut kept = Vec::new();
+        let mut keeping = true;
+        for line in lines {
+            let mut words = line.split_whitespace();
+            if words
+                .next()
+                .zip(words.next())
+                .and_then(parse_stamp)
+                .is_some()
+            {
+                keeping = self.keeps(line);
+            }
+            if keeping {
+                kept.push(line);
+            }
+        }
+        kept
+    }
+}
+
 /// `2026-01-01 10:00:01,123` (UTC) as Unix seconds.
 fn parse_stamp((date, time): (&str, &str)) -> Option<i64> {
     let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
@@ -211,14 +235,19 @@ pub fn run(args: LogsArgs, home: &HermesHome) -> Result<ExitCode> {
         return fail(
             &mut out,
             &format!(
-                "Log file not found: {}\n(Logs are created when Hermes runs — try 'hermes chat' first)",
-                path.display()
+                "Log file not found: {}\n(Logs are created when Hermes runs — try '{}' first)",
+                path.display(),
+                if args.log_name == "gateway" {
+                    "hermes gateway run"
+                } else {
+                    "hermes chat"
+                }
             ),
         );
     };
     let text = String::from_utf8_lossy(&text);
     let shown: Vec<&str> = {
-        let kept: Vec<&str> = text.lines().filter(|l| filter.keeps(l)).collect();
+        let kept = filter.records(text.lines());
         kept[kept.len().saturating_sub(args.lines)..].to_vec()
     };
     let mut labels = Vec::new();
@@ -336,6 +365,23 @@ fn list(out: &mut impl Write, dir: &Path) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_records_continuation_lines_go_with_it() {
+        let text = "2026-01-01 10:00:01,123 ERROR [s1] agent: failed\n  → fix it\n\
+                    2026-01-01 10:00:02,123 INFO [s2] agent: fine\n  more of s2\n";
+        let f = Filter {
+            session: Some("s1".into()),
+            ..Filter::default()
+        };
+        assert_eq!(
+            f.records(text.lines()),
+            [
+                "2026-01-01 10:00:01,123 ERROR [s1] agent: failed",
+                "  → fix it"
+            ]
+        );
+    }
 
     #[test]
     fn filters_by_level_session_component_and_age() {

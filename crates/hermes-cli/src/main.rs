@@ -1,7 +1,6 @@
 //! The `hermes` binary.
 
 mod acp_cmd;
-mod agent_log;
 mod approval_prompt;
 mod args;
 mod auth_cmd;
@@ -10,15 +9,18 @@ mod chat;
 mod checkpoints_cmd;
 mod clarify_prompt;
 mod config_cmd;
+mod config_keys;
 mod cron_cmd;
 mod doctor;
 mod driver;
 mod gateway_cmd;
 mod hooks_cmd;
+mod logging;
 mod logs_cmd;
 mod markdown;
 mod mcp_cmd;
 mod model_cmd;
+mod not_here;
 mod pairing_cmd;
 mod plugins_cmd;
 mod render;
@@ -47,7 +49,21 @@ fn main() -> ExitCode {
     if raw.first().map(String::as_str) == Some(hermes_env::engine::relay::MODE) {
         return engine_exec(&raw[1..]);
     }
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            if e.use_stderr()
+                && let Some(said) = not_here::explain(&raw)
+            {
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!("{said}");
+                }
+                return ExitCode::from(2);
+            }
+            e.exit()
+        }
+    };
     if cli.version {
         #[allow(clippy::print_stdout)]
         {

@@ -123,6 +123,71 @@ fn confirm(question: &str, default: bool) -> bool {
     }
 }
 
+/// Asks for a line on a terminal; `None` elsewhere (the default answers).
+fn ask_line(question: &str) -> Option<String> {
+    if !std::io::stdin().is_terminal() {
+        return None;
+    }
+    {
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "  {question}");
+        let _ = stdout.flush();
+    }
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).ok()?;
+    Some(line.trim().to_owned())
+}
+
+/// The numbered tools, then which to enable (`1 3`, `2-4`, names; empty: all);
+/// `None` when none is chosen.
+fn select_tools(names: &[&str]) -> Option<Vec<String>> {
+    out("");
+    for (n, name) in names.iter().enumerate() {
+        out(&format!("    {:>3}. {name}", n + 1));
+    }
+    out("");
+    loop {
+        let answer = ask_line("Tools to enable (numbers, ranges like 2-4 or names; empty: all): ")?;
+        match parse_selection(&answer, names) {
+            Ok(chosen) if chosen.is_empty() => return None,
+            Ok(chosen) => return Some(chosen),
+            Err(why) => problem(&why),
+        }
+    }
+}
+
+/// `answer` as tool names, in the listing's order; empty means every tool.
+fn parse_selection(answer: &str, names: &[&str]) -> Result<Vec<String>, String> {
+    if answer.trim().is_empty() {
+        return Ok(names.iter().map(|n| (*n).to_owned()).collect());
+    }
+    let mut picked = vec![false; names.len()];
+    let number = |word: &str| -> Result<usize, String> {
+        word.parse::<usize>()
+            .ok()
+            .filter(|n| (1..=names.len()).contains(n))
+            .ok_or_else(|| format!("'{word}' is not one of 1-{}", names.len()))
+    };
+    for word in answer.split([',', ' ']).filter(|w| !w.is_empty()) {
+        if let Some(i) = names.iter().position(|n| *n == word) {
+            picked[i] = true;
+        } else if let Some((from, to)) = word.split_once('-') {
+            let (from, to) = (number(from)?, number(to)?);
+            for flag in &mut picked[from.min(to) - 1..from.max(to)] {
+                *flag = true;
+            }
+        } else {
+            picked[number(word)? - 1] = true;
+        }
+    }
+    Ok(names
+        .iter()
+        .zip(&picked)
+        .filter(|(_, on)| **on)
+        .map(|(n, _)| (*n).to_owned())
+        .collect())
+}
+
 /// Where a new server is and how to start it (`hermes mcp add` flags).
 #[derive(Debug, Args)]
 struct NewServer {
@@ -304,16 +369,33 @@ async fn add(setup: &Setup, name: &str, entry: Map<String, Value>) -> Result<Exi
     }
     out("");
     let total = found.tools.len();
-    if !confirm(&format!("Enable all {total} tools?"), true) {
-        info("Cancelled — server not saved.");
-        return Ok(ExitCode::FAILURE);
-    }
+    let names: Vec<&str> = found.tools.iter().map(|(t, _, _)| t.as_str()).collect();
     let mut entry = entry;
+    let enabled = match ask_line(&format!("Enable all {total} tools? [Y/n/select]: "))
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("" | "y" | "yes") => total,
+        Some("s" | "select") => {
+            let Some(chosen) = select_tools(&names) else {
+                info("No tools selected — server not saved.");
+                return Ok(ExitCode::FAILURE);
+            };
+            let count = chosen.len();
+            entry.insert("tools".into(), json!({ "include": chosen }));
+            count
+        }
+        Some(_) => {
+            info("Cancelled — server not saved.");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
     entry.insert("enabled".into(), json!(true));
     save(setup, name, Some(&Value::Object(entry)))?;
     out("");
     ok(&format!(
-        "Saved '{name}' to {} ({total}/{total} tools enabled)",
+        "Saved '{name}' to {} ({enabled}/{total} tools enabled)",
         setup.home.config_file().display()
     ));
     info("Start a new session to use these tools.");
@@ -524,4 +606,28 @@ async fn serve(setup: &Setup, verbose: bool) -> Result<ExitCode> {
     };
     server.serve_stdio().await.map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_selection;
+
+    #[test]
+    fn a_selection_takes_numbers_ranges_and_names_in_listing_order() {
+        let names = [
+            "echo",
+            "add",
+            "longRunningOperation",
+            "sampleLLM",
+            "getTinyImage",
+        ];
+        assert_eq!(
+            parse_selection("5, 1 2-3", &names).unwrap(),
+            ["echo", "add", "longRunningOperation", "getTinyImage"]
+        );
+        assert_eq!(parse_selection("sampleLLM", &names).unwrap(), ["sampleLLM"]);
+        assert_eq!(parse_selection("", &names).unwrap().len(), 5, "empty: all");
+        assert!(parse_selection("9", &names).unwrap_err().contains("1-5"));
+        assert!(parse_selection("nope", &names).is_err());
+    }
 }

@@ -127,6 +127,17 @@ async fn list(setup: &Setup, flags: &RunArgs) -> Result<ExitCode> {
     for name in &names {
         let mark = if *name == rt.provider { '*' } else { ' ' };
         let key = match providers::find(name) {
+            // Bedrock signs with AWS credentials, not a key variable.
+            Some(spec) if spec.id == "bedrock" => {
+                let aws = |v: &str| setup.env.get(v).is_some();
+                if aws("AWS_BEARER_TOKEN_BEDROCK")
+                    || (aws("AWS_ACCESS_KEY_ID") && aws("AWS_SECRET_ACCESS_KEY"))
+                {
+                    "AWS credentials set"
+                } else {
+                    "needs AWS credentials (AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, or AWS_BEARER_TOKEN_BEDROCK)"
+                }
+            }
             Some(spec) if spec.key_optional => "no key needed",
             Some(spec) => {
                 let set = spec.key_env.iter().any(|v| setup.env.get(v).is_some())

@@ -388,6 +388,20 @@ pub fn preview(text: &str, max: usize) -> String {
     format!("{cut}…")
 }
 
+/// `now`, `42s ago`, `5m ago`, `3h ago`, `2d ago` for a Unix time in seconds.
+pub(crate) fn ago(secs: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    match now.saturating_sub(secs) {
+        0 => "now".into(),
+        s if s < 60 => format!("{s}s ago"),
+        s if s < 3600 => format!("{}m ago", s / 60),
+        s if s < 86_400 => format!("{}h ago", s / 3600),
+        s => format!("{}d ago", s / 86_400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

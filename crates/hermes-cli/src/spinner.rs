@@ -20,7 +20,7 @@ const SPINNER_DELAY: Duration = Duration::from_millis(150);
 pub async fn print_events(
     mut renderer: Renderer,
     mut rx: UnboundedReceiver<Event>,
-    mut log: Option<crate::agent_log::AgentLog>,
+    mut log: Option<crate::logging::AgentLog>,
 ) {
     let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
     let mut record = |event: &Event| {

@@ -2,13 +2,14 @@
 //! platform's sessions get, kept in `platform_toolsets.<platform>` as the
 //! reference's command writes it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use hermes_session::Setup;
+use hermes_session::offer::{NOT_HERE, ToolOffer, tools_here};
+use hermes_session::{Services, Setup};
 use hermes_tools::toolsets::{find, resolve};
 
 /// `hermes tools` arguments.
@@ -185,15 +186,72 @@ pub fn run(args: ToolsArgs, setup: &Setup) -> Result<ExitCode> {
     })
 }
 
+/// Whether toolset `key`'s own tools can be offered here: `Ok` with the
+/// tools left out and why, or why none can be.
+fn availability(
+    key: &str,
+    here: &BTreeMap<String, ToolOffer>,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(def) = find(key) else {
+        return Err(NOT_HERE.to_owned());
+    };
+    // A tool listed under several toolsets (web_search under browser) is
+    // judged by its own.
+    let own: Vec<&str> = def
+        .tools
+        .iter()
+        .copied()
+        .filter(|t| here.get(*t).is_none_or(|o| o.toolset == key))
+        .collect();
+    if own.is_empty() {
+        return Err(if key == "context_engine" {
+            "no context engine with tools is configured".to_owned()
+        } else {
+            NOT_HERE.to_owned()
+        });
+    }
+    let mut left_out = Vec::new();
+    let mut offered = 0;
+    for tool in &own {
+        match here.get(*tool).map(|o| &o.offer) {
+            Some(Ok(())) => offered += 1,
+            Some(Err(why)) => left_out.push(((*tool).to_owned(), why.clone())),
+            None => left_out.push(((*tool).to_owned(), NOT_HERE.to_owned())),
+        }
+    }
+    if offered == 0 {
+        let first = left_out.first().map(|(_, why)| why.clone());
+        return Err(first.unwrap_or_else(|| NOT_HERE.to_owned()));
+    }
+    Ok(left_out)
+}
+
 fn list(out: &mut impl Write, setup: &Setup, platform: &str) -> Result<()> {
     let on = enabled(setup, platform);
+    let here = tools_here(&Services::without_store(setup.clone()));
     writeln!(out, "Built-in toolsets ({platform}):")?;
     for key in CONFIGURABLE.iter().filter(|k| offered_on(k, platform)) {
         let label = find(key).map_or("", |d| d.description);
-        if on.contains(key) {
-            writeln!(out, "  ✓ enabled  {key}  {label}")?;
-        } else {
-            writeln!(out, "  ✗ disabled  {key}  {label}")?;
+        match (on.contains(key), availability(key, &here)) {
+            (true, Ok(left_out)) if left_out.is_empty() => {
+                writeln!(out, "  ✓ enabled  {key}  {label}")?;
+            }
+            (true, Ok(left_out)) => {
+                let missing: Vec<String> = left_out
+                    .iter()
+                    .map(|(tool, why)| format!("{tool}: {why}"))
+                    .collect();
+                writeln!(
+                    out,
+                    "  ✓ enabled  {key}  {label}  (without {})",
+                    missing.join("; ")
+                )?;
+            }
+            (true, Err(why)) => {
+                writeln!(out, "  ⚠ enabled, not offered  {key}  {label} — {why}")?;
+            }
+            (false, Ok(_)) => writeln!(out, "  ✗ disabled  {key}  {label}")?,
+            (false, Err(why)) => writeln!(out, "  ✗ disabled  {key}  {label} ({why})")?,
         }
     }
     if let Some(servers) = setup
@@ -222,10 +280,24 @@ fn change(
         .into_iter()
         .map(str::to_owned)
         .collect();
+    let here = enable.then(|| tools_here(&Services::without_store(setup.clone())));
     let mut done = Vec::new();
+    let mut unavailable = Vec::new();
     for name in names {
+        let availability = here.as_ref().map(|here| availability(name, here));
         if !CONFIGURABLE.contains(&name.as_str()) {
-            writeln!(out, "✗ Unknown toolset '{name}'")?;
+            writeln!(
+                out,
+                "✗ Unknown toolset '{name}'. Known: {}",
+                CONFIGURABLE.join(", ")
+            )?;
+        } else if let Some(Err(why)) = availability.as_ref()
+            && why == NOT_HERE
+        {
+            writeln!(
+                out,
+                "✗ Toolset '{name}' cannot be enabled: {why} (the model would never be offered it)"
+            )?;
         } else if !offered_on(name, platform) {
             writeln!(
                 out,
@@ -236,6 +308,9 @@ fn change(
                 on.insert(name.clone());
             } else {
                 on.remove(name);
+            }
+            if let Some(Err(why)) = availability {
+                unavailable.push(format!("{name}: {why}"));
             }
             done.push(name.clone());
         }
@@ -274,6 +349,9 @@ fn change(
     if !done.is_empty() {
         let verb = if enable { "Enabled" } else { "Disabled" };
         writeln!(out, "✓ {verb}: {}", done.join(", "))?;
+    }
+    for line in unavailable {
+        writeln!(out, "⚠ Enabled but not offered until fixed — {line}")?;
     }
     Ok(done.len() == names.len())
 }

@@ -654,6 +654,13 @@ fn compact_compresses_and_compression_hooks_observe_it() {
         .to_owned();
     assert!(said.starts_with("Context compressed:"), "{said}");
     assert!(acp.close().success());
+    // The editor's session logs its turns under its id, as the terminal's do.
+    let agent_log =
+        std::fs::read_to_string(sb.home.path().join("logs/agent.log")).unwrap_or_default();
+    assert!(
+        agent_log.contains(&format!("[{sid}] agent: turn ended")),
+        "{agent_log}"
+    );
     let seen = hook_payloads(&log);
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0]["hook_event_name"], "pre_compress");

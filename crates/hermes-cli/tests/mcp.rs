@@ -510,3 +510,51 @@ fn mcp_add_refuses_a_server_that_cannot_start() {
         stderr(&out)
     );
 }
+
+#[test]
+fn mcp_add_lets_a_person_select_which_tools_to_enable() {
+    let Some(js) = npm_server("server-everything") else {
+        return;
+    };
+    if !support::pty::tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    let pane = support::pty::Pane::start_reporting_exit(
+        &sb,
+        "mcpselect",
+        &format!("mcp add every --command node --args {} stdio", js.display()),
+    );
+    pane.wait_for("[Y/n/select]");
+    pane.send_line("select");
+    let listing = pane.wait_for("Tools to enable");
+    assert!(listing.contains(". get-sum"), "{listing}");
+    pane.send_line("nonexistent-tool");
+    pane.wait_for("is not one of");
+    pane.send_line("get-sum echo");
+    let screen = pane.wait_for("EXIT=");
+    assert!(screen.contains("(2/"), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    let config = std::fs::read_to_string(sb.home.path().join("config.yaml")).unwrap();
+    assert!(config.contains("include"), "{config}");
+
+    // Only those two of the server's tools are offered (the prompt and
+    // resource helpers follow tools.prompts / tools.resources).
+    sb.mock.push(Reply::text("ok"));
+    assert!(sb.chat("hi", &[]).status.success());
+    let helpers = [
+        "get_prompt",
+        "list_prompts",
+        "list_resources",
+        "read_resource",
+    ];
+    let mut offered: Vec<String> = tool_names(&sb.requests()[0])
+        .into_iter()
+        .filter(|n| {
+            n.strip_prefix("mcp__every__")
+                .is_some_and(|t| !helpers.contains(&t))
+        })
+        .collect();
+    offered.sort();
+    assert_eq!(offered, ["mcp__every__echo", "mcp__every__get_sum"]);
+}

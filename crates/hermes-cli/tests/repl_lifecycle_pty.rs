@@ -8,8 +8,8 @@
 mod support;
 
 use hermes_mock::Reply;
-use support::Sandbox;
 use support::pty::{PROMPT, Pane, tmux_available};
+use support::{Sandbox, session_id_of};
 
 #[test]
 fn compress_on_request_summarises_a_short_conversation() {
@@ -31,6 +31,22 @@ fn compress_on_request_summarises_a_short_conversation() {
     pane.send_line("/compact");
     let screen = pane.wait_for("Compressed: ");
     assert!(screen.contains("Compressed: 9 → "), "{screen}");
+    // Growth is said, not hidden: a summary longer than the short
+    // conversation it replaced comes with a note.
+    let sizes: Vec<u64> = screen
+        .lines()
+        .find(|l| l.contains(" tokens)."))
+        .map(|l| {
+            l.split('~')
+                .skip(1)
+                .filter_map(|part| part.split_whitespace().next()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(sizes.len(), 2, "{screen}");
+    if sizes[1] >= sizes[0] {
+        assert!(screen.contains("Note: the context grew"), "{screen}");
+    }
     // The summary request went to the model, and the next turn carries it.
     sb.mock.push(Reply::text("answer 5"));
     pane.send_line("question 5");
@@ -228,4 +244,47 @@ fn rollback_says_how_to_turn_checkpoints_on() {
     pane.send_line("/rollback");
     pane.wait_for("Checkpoints are not enabled.");
     assert!(pane.screen().contains("hermes chat --checkpoints"));
+}
+
+#[test]
+fn sessions_lists_recent_ones_and_resume_takes_a_number() {
+    if !tmux_available() {
+        return;
+    }
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::text("first answer"));
+    let first = sb.chat("the first question", &[]);
+    let first_id = session_id_of(&first);
+    sb.mock.push(Reply::text("second answer"));
+    assert!(sb.chat("the second question", &[]).status.success());
+    let pane = Pane::start(&sb, "sessions", "chat");
+    pane.wait_for(PROMPT);
+    pane.send_line("/help");
+    let help = pane.wait_for("/sessions");
+    assert!(help.contains("/resume [ID|TITLE|N]"), "{help}");
+    pane.send_line("/sessions");
+    let screen = pane.wait_for("Use /resume <number>");
+    assert!(screen.contains("Recent sessions:"), "{screen}");
+    let row = |n: &str| {
+        screen
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")))
+            .unwrap_or_else(|| panic!("no row {n}: {screen}"))
+            .to_owned()
+    };
+    assert!(
+        row("1").contains("the second question"),
+        "newest first: {screen}"
+    );
+    assert!(row("2").contains("the first question") && row("2").contains(&first_id));
+    pane.send_line("/resume 2");
+    pane.wait_for(&format!("Resumed session {first_id}"));
+    sb.mock.push(Reply::text("third answer"));
+    pane.send_line("and now?");
+    pane.wait_for("third answer");
+    let last = sb.requests().last().unwrap().to_string();
+    assert!(
+        last.contains("the first question") && !last.contains("the second question"),
+        "{last}"
+    );
 }

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod config;
 pub mod lock;
+pub mod log;
 pub mod messaging;
 pub mod serve;
 

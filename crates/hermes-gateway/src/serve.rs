@@ -47,6 +47,15 @@ impl Server {
         })
     }
 
+    /// Logs a line per request (health checks aside) through `log`.
+    #[must_use]
+    pub fn with_log(mut self, log: crate::log::LogFn) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.log = Some(log);
+        }
+        self
+    }
+
     /// Where it listens.
     pub fn local_addr(&self) -> Option<SocketAddr> {
         self.listener.local_addr().ok()

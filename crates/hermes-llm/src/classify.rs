@@ -146,9 +146,10 @@ pub fn classify_error(err: &LlmError, ctx: &ErrorContext<'_>) -> ClassifiedError
         _ => (None, ""),
     };
     let mut out = classify_parts(status, body, &err.to_string(), ErrorKind::of(err), ctx);
-    if matches!(err, LlmError::Config(_)) {
-        // A bad base URL or a model file that will not load fails the same way
-        // every time: retrying only delays the message that says how to fix it.
+    if matches!(err, LlmError::Config(_)) || err.is_refused_locally() {
+        // A bad base URL, a model file that will not load or a local server
+        // that is not running fails the same way every time: retrying only
+        // delays the message that says how to fix it (a fallback may still answer).
         out.retryable = false;
         out.retry_after = None;
     }

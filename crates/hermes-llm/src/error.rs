@@ -46,6 +46,9 @@ pub enum LlmError {
     Config(String),
 }
 
+/// Marks a connection this machine refused (see [`LlmError::is_refused_locally`]).
+const NOTHING_LISTENS: &str = "nothing listens at";
+
 impl LlmError {
     /// The HTTP status of an [`LlmError::Http`].
     pub fn status(&self) -> Option<u16> {
@@ -110,10 +113,26 @@ impl LlmError {
         }
     }
 
+    /// A connection refused by this machine: nothing listens at the address,
+    /// which waiting will not change (a local server that is not running).
+    pub fn is_refused_locally(&self) -> bool {
+        matches!(self, LlmError::Transport(text) if text.contains(NOTHING_LISTENS))
+    }
+
     /// Classifies a reqwest error, keeping URLs (and so any query) out of the text.
     pub fn from_reqwest(error: reqwest::Error) -> Self {
         let timeout = error.is_timeout();
         let connect = error.is_connect();
+        // Host and port only (never a path or query, which may hold a key).
+        let loopback = error.url().and_then(|url| {
+            let host = url.host_str()?;
+            let local = host == "localhost"
+                || host
+                    .trim_matches(['[', ']'])
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback());
+            local.then(|| format!("{host}:{}", url.port_or_known_default().unwrap_or(0)))
+        });
         let error = error.without_url();
         let text = describe(&error);
         if timeout {
@@ -126,8 +145,14 @@ impl LlmError {
                 root = source;
             }
             let root = root.to_string();
+            let refused = root.to_ascii_lowercase().contains("connection refused");
             let cause = if root.is_empty() { text } else { root };
-            LlmError::Transport(format!("cannot connect: {cause}"))
+            match loopback.filter(|_| refused) {
+                Some(address) => LlmError::Transport(format!(
+                    "cannot connect: {cause} ({NOTHING_LISTENS} {address})"
+                )),
+                None => LlmError::Transport(format!("cannot connect: {cause}")),
+            }
         } else if text.is_empty() {
             LlmError::Transport("request failed".to_owned())
         } else {

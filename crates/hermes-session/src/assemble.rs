@@ -457,6 +457,13 @@ async fn discover_model(
             "the server at {} lists no models: set model.default in config.yaml or pass -m MODEL",
             ep.base_url
         ))),
+        Err(e) if e.kind_phrase() == Some("cannot connect") => {
+            Err(SessionError::Provider(format!(
+                "cannot reach the model server at {} ({}): start it, or point model.base_url at one that runs (`hermes doctor` checks the endpoint)",
+                ep.base_url,
+                hermes_llm::redact::redact_secrets(&e.summary())
+            )))
+        }
         Err(e) => Err(SessionError::Provider(format!(
             "no model configured and the server at {} could not list its models ({}): set model.default in config.yaml or pass -m MODEL",
             ep.base_url,

@@ -64,6 +64,21 @@ struct Inner {
     hooks: OnceLock<Extensions>,
     /// MCP servers clients added (`mcp_servers:` entries by name).
     extra_mcp: Mutex<serde_json::Map<String, serde_json::Value>>,
+    /// Sees every event of every session (the gateway's logs), once set.
+    event_tap: OnceLock<EventTap>,
+}
+
+/// Sees each event a session sends its front-end, with the session's id and
+/// platform (`source`): how a long-running front-end logs every session.
+pub type EventTap = Arc<dyn Fn(&TappedSession<'_>, &hermes_protocol::Event) + Send + Sync>;
+
+/// Which session a tapped event came from.
+#[derive(Debug, Clone, Copy)]
+pub struct TappedSession<'a> {
+    /// The session id.
+    pub id: &'a str,
+    /// Where it runs: `cli`, `telegram`, `api_server`, `cron`, ….
+    pub source: &'a str,
 }
 
 impl Drop for Inner {
@@ -116,6 +131,7 @@ impl Services {
                 web: OnceLock::new(),
                 hooks: OnceLock::new(),
                 extra_mcp: Mutex::new(serde_json::Map::new()),
+                event_tap: OnceLock::new(),
             }),
         }
     }
@@ -169,6 +185,16 @@ impl Services {
     /// Sends cron answers through `sender` from now on (the first one set wins).
     pub fn set_cron_delivery(&self, sender: Arc<dyn crate::cron::deliver::CronDelivery>) {
         let _ = self.inner.cron_delivery.set(sender);
+    }
+
+    /// Shows every session's events to `tap` from now on (the first one set wins).
+    pub fn set_event_tap(&self, tap: EventTap) {
+        let _ = self.inner.event_tap.set(tap);
+    }
+
+    /// What sees every session's events, when a front-end set one.
+    pub fn event_tap(&self) -> Option<EventTap> {
+        self.inner.event_tap.get().cloned()
     }
 
     /// Where cron answers go, when a gateway's platforms are there.

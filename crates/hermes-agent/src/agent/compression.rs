@@ -95,6 +95,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<bool, AgentError> {
         let Some(plan) = self.compressor.plan(&self.messages, tail_budget) else {
+            if matches!(trigger, Trigger::Manual) {
+                let _ = events.send(Event::Status {
+                    message: "Nothing to compress: the first and the latest exchanges are kept \
+                              as they are."
+                        .to_owned(),
+                });
+            }
             return Ok(false);
         };
         let before_tokens = approx_tokens(&self.messages);
@@ -131,6 +138,18 @@ impl Agent {
         self.reinject_tool_state(&mut compressed);
         let after_tokens = approx_tokens(&compressed);
         let effective = self.compressor.record_savings(before_tokens, after_tokens);
+        let grew = after_tokens >= before_tokens;
+        if grew && !matches!(trigger, Trigger::Manual) {
+            // An automatic compression that saves nothing would only cost more
+            // on every later call: keep the original.
+            let _ = events.send(Event::Status {
+                message: format!(
+                    "Not compressed: the summary (~{after_tokens} tokens) would not be smaller \
+                     than the conversation it replaces (~{before_tokens} tokens); kept it as it is."
+                ),
+            });
+            return Ok(false);
+        }
         let after_len = compressed.len();
         self.messages = compressed;
         // The summary absorbed any recovery scaffolding of this turn.
@@ -140,9 +159,17 @@ impl Agent {
             Trigger::Overflow => "Context too large for the model",
             Trigger::Manual => "Compression requested",
         };
+        let note = if grew {
+            // Asked for by a person, it is done as asked (as the reference
+            // does), and the growth said plainly.
+            " Note: the context grew — the summary is longer than the short conversation \
+             it replaced; compression pays off on long conversations."
+        } else {
+            ""
+        };
         let _ = events.send(Event::Status {
             message: format!(
-                "{what}: compressed {before_len} → {after_len} messages (~{before_tokens} → ~{after_tokens} tokens)."
+                "{what}: compressed {before_len} → {after_len} messages (~{before_tokens} → ~{after_tokens} tokens).{note}"
             ),
         });
         if !effective && self.compressor.thrashing() {

@@ -34,6 +34,7 @@ impl Repl {
             "title" => self.title(arg).await?,
             "rollback" => self.rollback(arg).await?,
             "resume" => self.resume(arg).await?,
+            "sessions" => self.sessions(arg).await?,
             "yolo" => self.toggle_yolo().await?,
             "tools" => write!(err, "{}", self.tools())?,
             // The answer (a status line or an error) is shown as it arrives.
@@ -156,10 +157,9 @@ impl Repl {
             Event::Compressed { before, after } if before != after => {
                 writeln!(err, "Compressed: {before} → {after} messages.")?;
             }
-            Event::Compressed { before, .. } => writeln!(
-                err,
-                "No changes from compression: {before} messages (the first and the latest exchanges are kept as they are)."
-            )?,
+            Event::Compressed { before, .. } => {
+                writeln!(err, "No changes from compression: {before} messages.")?;
+            }
             Event::Error { .. } => {}
             other => unexpected(&other)?,
         }
@@ -208,7 +208,7 @@ impl Repl {
 
     /// `/resume [id|title]`: without an argument, how to come back later; with
     /// one, continue that stored session here.
-    async fn resume(&mut self, key: &str) -> Result<()> {
+    pub(super) async fn resume(&mut self, key: &str) -> Result<()> {
         let mut err = std::io::stderr();
         if key.is_empty() {
             writeln!(
@@ -223,7 +223,7 @@ impl Repl {
             return Ok(());
         }
         let op = Op::Resume {
-            key: key.to_owned(),
+            key: self.listed_session(key).unwrap_or_else(|| key.to_owned()),
         };
         match self.ask(op).await? {
             Event::SessionChanged {

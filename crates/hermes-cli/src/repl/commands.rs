@@ -85,8 +85,14 @@ pub const COMMANDS: &[CommandDef] = &[
     CommandDef {
         name: "resume",
         aliases: &[],
-        args: "",
-        help: "Show how to resume this session later",
+        args: "[ID|TITLE|N]",
+        help: "Switch to a past session by id, title or /sessions number (alone: how to resume this one later)",
+    },
+    CommandDef {
+        name: "sessions",
+        aliases: &[],
+        args: "[ID|TITLE]",
+        help: "List recent sessions to resume (with a session: resume it)",
     },
     CommandDef {
         name: "model",

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod editor;
 pub mod history_file;
 mod prompt;
+mod recent;
 mod rollback;
 pub mod tally;
 pub(crate) mod typeahead;
@@ -46,6 +47,8 @@ pub(crate) struct Repl {
     pub(crate) queued: VecDeque<Queued>,
     /// Checkpoints were asked for with `--checkpoints`.
     pub(crate) checkpoints_forced: bool,
+    /// The session ids `/sessions` listed last, so `/resume N` picks one.
+    pub(crate) listed: Vec<String>,
 }
 
 /// Input typed during a turn that waits for the turn to end.
@@ -86,6 +89,7 @@ pub(crate) async fn run(run: &RunArgs, quiet: bool) -> Result<ExitCode> {
         quiet,
         queued: VecDeque::new(),
         checkpoints_forced: run.checkpoints,
+        listed: Vec::new(),
     };
     let mut last_interrupt: Option<Instant> = None;
     loop {
@@ -265,10 +269,19 @@ fn is_command(text: &str) -> bool {
 /// The start-up banner: model, provider, toolsets, and how to get help.
 fn banner(session: &Session) -> String {
     let info = session.conv.info();
-    let toolsets = if info.toolsets.is_empty() {
+    // The toolsets whose tools the model is offered, not the ones asked for:
+    // a toolset with nothing that can run here is not offered at all.
+    let mut offered: Vec<&str> = Vec::new();
+    for tool in &info.tools {
+        if !offered.contains(&tool.toolset.as_str()) {
+            offered.push(&tool.toolset);
+        }
+    }
+    offered.sort_unstable();
+    let toolsets = if offered.is_empty() {
         "none".to_owned()
     } else {
-        info.toolsets.join(", ")
+        offered.join(", ")
     };
     format!(
         "⚕ Hermes Agent v{} · {} via {}\n  toolsets: {} · {} tools · session {}\n  /help for commands · Alt+Enter for a new line · Ctrl+C interrupts · Ctrl+D exits\n",

@@ -70,6 +70,8 @@ pub struct AppState {
     pub responses: responses::Store,
     /// `/v1/runs`: the run store and the runs in flight here.
     pub runs: runs::Runs,
+    /// Where each request's line goes (none: not logged).
+    pub log: Option<crate::log::LogFn>,
 }
 
 impl AppState {
@@ -91,6 +93,7 @@ impl AppState {
             started: Instant::now(),
             responses,
             runs,
+            log: None,
         }
     }
 }
@@ -169,6 +172,11 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Body limit, CORS and security headers for every response.
+/// Health checks poll often and say nothing worth a log line.
+fn is_health(path: &str) -> bool {
+    matches!(path, "/health" | "/v1/health" | "/health/detailed")
+}
+
 async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let origin = request.headers().get(header::ORIGIN).cloned();
     let declared = request
@@ -182,6 +190,14 @@ async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) 
     {
         return StatusCode::FORBIDDEN.into_response();
     }
+    let logged = state
+        .log
+        .clone()
+        .filter(|_| !is_health(request.uri().path()));
+    let line = logged
+        .as_ref()
+        .map(|_| format!("{} {}", request.method(), request.uri().path()));
+    let started = Instant::now();
     let mut response = if request.method() == Method::OPTIONS {
         if origin.is_none() {
             return StatusCode::FORBIDDEN.into_response();
@@ -192,6 +208,25 @@ async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) 
     } else {
         next.run(request).await
     };
+    if let (Some(log), Some(line)) = (logged, line) {
+        let status = response.status();
+        let level = if status.is_server_error() {
+            crate::log::LogLevel::Error
+        } else if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            crate::log::LogLevel::Warning
+        } else {
+            crate::log::LogLevel::Info
+        };
+        log(
+            level,
+            crate::log::API_LOGGER,
+            &format!(
+                "[Api_Server] {line} -> {} in {} ms",
+                status.as_u16(),
+                started.elapsed().as_millis()
+            ),
+        );
+    }
     let headers = response.headers_mut();
     security_headers(headers);
     if let Some(origin) = origin {

@@ -52,6 +52,8 @@ pub(super) struct Turn {
     pub last_typing: Option<Instant>,
     /// The message that started it, marked when the turn ends.
     pub origin: Option<Incoming>,
+    /// When it started (for the log's `response ready` line).
+    pub started: Instant,
 }
 
 /// A dangerous command waiting for the chat's answer.
@@ -153,7 +155,7 @@ impl ChatWorker {
     /// Sends a short note (markdown); failures are only logged.
     pub(super) async fn say(&self, text: &str) {
         if let Err(e) = super::stream::send_long(self.adapter.as_ref(), &self.chat, text).await {
-            self.hub.log(&format!(
+            self.hub.warn(&format!(
                 "{}: cannot send to {}: {e}",
                 self.adapter.name(),
                 self.chat.id
@@ -395,6 +397,13 @@ impl ChatWorker {
             Some(Replay::CutShort) => Op::Retry,
             None => Op::UserInput { text },
         };
+        self.hub.log(&format!(
+            "inbound message: platform={} user={} chat={} msg={:?}",
+            self.adapter.name(),
+            message.sender.name,
+            self.chat.id,
+            crate::log::clip(&message.text, 200)
+        ));
         match conv.submit(op) {
             Ok(submission) => {
                 self.watch_turn(submission, Some(&message.key));
@@ -432,6 +441,7 @@ impl ChatWorker {
             progress: ProgressBubble::default(),
             last_typing: None,
             origin: None,
+            started: Instant::now(),
         });
     }
 
@@ -575,15 +585,25 @@ impl ChatWorker {
                     .await;
             }
             Event::TurnComplete {
-                final_text, reason, ..
+                final_text,
+                reason,
+                api_calls,
+                ..
             } => {
+                self.hub.log(&format!(
+                    "response ready: platform={} chat={} time={:.1}s api_calls={api_calls} response={} chars",
+                    adapter.name(),
+                    self.chat.id,
+                    turn.started.elapsed().as_secs_f64(),
+                    final_text.chars().count()
+                ));
                 let (text, files) = media::extract(
                     &final_text,
                     self.hub.config.user_home.as_deref(),
                     &self.hub.home,
                 );
                 if let Err(e) = turn.stream.finish(adapter, &self.chat, &text).await {
-                    self.hub.log(&format!(
+                    self.hub.warn(&format!(
                         "{}: cannot deliver an answer to {}: {e}",
                         adapter.name(),
                         self.chat.id
@@ -634,7 +654,7 @@ impl ChatWorker {
     /// says where it is instead.
     async fn send_file(&self, file: &OutgoingFile) {
         if let Err(e) = self.adapter.send_file(&self.chat, file, "").await {
-            self.hub.log(&format!(
+            self.hub.warn(&format!(
                 "{}: cannot send {} to {}: {e}",
                 self.adapter.name(),
                 file.path.display(),

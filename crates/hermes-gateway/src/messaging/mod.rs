@@ -43,8 +43,7 @@ pub use self::platform::{Adapter, ChatKind, ChatRef, Incoming, Outgoing, Platfor
 /// How long shutdown waits for turns in flight.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Where log lines go (the binary prints them; the library does no I/O).
-pub type LogFn = Arc<dyn Fn(&str) + Send + Sync>;
+pub use crate::log::{LogFn, LogLevel};
 
 /// What every chat of every platform shares.
 pub struct Hub {
@@ -81,8 +80,14 @@ impl std::fmt::Debug for Hub {
 }
 
 impl Hub {
+    /// A line of normal operation.
     fn log(&self, line: &str) {
-        (self.log)(line);
+        (self.log)(LogLevel::Info, crate::log::RUN_LOGGER, line);
+    }
+
+    /// A line about something that failed and was worked around.
+    fn warn(&self, line: &str) {
+        (self.log)(LogLevel::Warning, crate::log::RUN_LOGGER, line);
     }
 
     fn connected_platforms(&self) -> Vec<&'static str> {
@@ -393,7 +398,7 @@ impl Router {
             {
                 self.offer_pairing(&message);
             } else {
-                self.hub.log(&format!(
+                self.hub.warn(&format!(
                     "Unauthorized user: {} ({}) on {name}",
                     message.sender.id, message.sender.name
                 ));
@@ -458,7 +463,7 @@ impl Router {
             }
             Err(e) => {
                 self.hub
-                    .log(&format!("pairing: cannot write {}: {e}", pairing.place()));
+                    .warn(&format!("pairing: cannot write {}: {e}", pairing.place()));
                 return;
             }
         };
@@ -542,7 +547,7 @@ async fn connect(
             Ok(identity) => return Some(identity),
             Err(e) => {
                 failures += 1;
-                hub.log(&format!(
+                hub.warn(&format!(
                     "{name}: cannot connect ({e}); retrying in {}s",
                     backoff(failures).as_secs()
                 ));
@@ -578,7 +583,7 @@ async fn serve_under_lease(
                 poll(hub, adapter, router, stop, Some((lease, held))).await;
                 adapter.stand_by();
                 if !stop.is_cancelled() {
-                    hub.log(&format!("{name}: lease lost; standing by"));
+                    hub.warn(&format!("{name}: lease lost; standing by"));
                 }
                 continue;
             }
@@ -587,7 +592,7 @@ async fn serve_under_lease(
                 hub.log(&format!("{name}: standing by (another replica polls)"));
             }
             Ok(None) => {}
-            Err(e) => hub.log(&format!("{name}: cannot reach the lease ({e})")),
+            Err(e) => hub.warn(&format!("{name}: cannot reach the lease ({e})")),
         }
         tokio::select! {
             _ = stop.cancelled() => return,
@@ -623,7 +628,7 @@ async fn poll(
                 }
             }
         }
-        Err(e) => hub.log(&format!("{name}: {e}")),
+        Err(e) => hub.warn(&format!("{name}: {e}")),
     }
     let mut cursor = hub.inbox.cursor(name).ok().flatten();
     let mut failures = 0;
@@ -662,13 +667,13 @@ async fn poll(
                     }
                     // Another replica holds the lease now: its position stands.
                     Ok(None) => return,
-                    Err(e) => hub.log(&format!("{name}: {e}")),
+                    Err(e) => hub.warn(&format!("{name}: {e}")),
                 }
             }
             Err(e) => {
                 failures += 1;
                 let wait = backoff(failures);
-                hub.log(&format!(
+                hub.warn(&format!(
                     "{name}: receiving failed ({e}); retrying in {}s",
                     wait.as_secs()
                 ));

@@ -6,10 +6,11 @@ use std::collections::VecDeque;
 use std::future::Future;
 
 use hermes_agent::SteerHandle;
-use hermes_protocol::{Event, Op, SessionEvent};
+use hermes_protocol::{Event, Op};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::task::Outlet;
 use crate::questions::Questions;
 
 /// The session's channels, lent to a running op.
@@ -19,7 +20,7 @@ pub(super) struct Channels<'a> {
     /// Events from the agent, its tools and the question askers.
     pub(super) internal: &'a mut mpsc::UnboundedReceiver<Event>,
     /// Events to the front-end (bounded: a slow reader pauses the op).
-    pub(super) out: &'a mpsc::Sender<SessionEvent>,
+    pub(super) out: &'a Outlet,
     /// Questions waiting for answers.
     pub(super) questions: &'a Questions,
     /// Ops that wait for the running one to end.
@@ -72,16 +73,11 @@ pub(super) async fn drive<T>(
 }
 
 /// Sends one event out, or holds it back when it would end the op.
-async fn forward(id: u64, event: Event, out: &mpsc::Sender<SessionEvent>, held: &mut Vec<Event>) {
+async fn forward(id: u64, event: Event, out: &Outlet, held: &mut Vec<Event>) {
     if event.is_terminal() {
         held.push(event);
         return;
     }
     // A front-end that went away only loses the events.
-    let _ = out
-        .send(SessionEvent {
-            submission: id,
-            event,
-        })
-        .await;
+    out.emit(id, event).await;
 }

@@ -29,6 +29,8 @@ pub const EVENT_BUFFER: usize = 256;
 pub struct ToolInfo {
     /// Its name.
     pub name: String,
+    /// The toolset it belongs to (`file`, `browser`, `mcp-github` …).
+    pub toolset: String,
     /// Its emoji for progress lines.
     pub emoji: String,
 }

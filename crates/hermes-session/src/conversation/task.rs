@@ -66,11 +66,23 @@ enum Work {
 pub(super) struct Outlet {
     pub(super) out: mpsc::Sender<SessionEvent>,
     pub(super) info: watch::Sender<SessionInfo>,
+    /// Sees every event first (a long-running front-end's logs).
+    pub(super) tap: Option<(crate::services::EventTap, String)>,
 }
 
 impl Outlet {
     /// Sends `event` for submission `id` (dropped if the front-end went away).
     pub(super) async fn emit(&self, id: u64, event: Event) {
+        if let Some((tap, source)) = &self.tap {
+            let session = self.info.borrow().session_id.clone();
+            tap(
+                &crate::services::TappedSession {
+                    id: &session,
+                    source,
+                },
+                &event,
+            );
+        }
         let _ = self
             .out
             .send(SessionEvent {
@@ -135,6 +147,7 @@ impl SessionTask {
             .filter_map(|n| {
                 tools.get(n).map(|t| ToolInfo {
                     name: n.to_owned(),
+                    toolset: t.toolset().to_owned(),
                     emoji: t.emoji().to_owned(),
                 })
             })
@@ -178,7 +191,11 @@ impl SessionTask {
         out: mpsc::Sender<SessionEvent>,
         info: watch::Sender<SessionInfo>,
     ) {
-        let outlet = Outlet { out, info };
+        let tap = self
+            .services
+            .event_tap()
+            .map(|tap| (tap, self.spec.source.clone()));
+        let outlet = Outlet { out, info, tap };
         loop {
             let (id, op) = match self.queue.pop_front() {
                 Some(next) => next,
@@ -487,7 +504,7 @@ impl SessionTask {
             Channels {
                 ops,
                 internal: &mut self.internal,
-                out: &outlet.out,
+                out: outlet,
                 questions: &self.questions,
                 queue: &mut self.queue,
             },

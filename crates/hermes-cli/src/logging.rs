@@ -1,12 +1,15 @@
-//! `$HERMES_HOME/logs/agent.log` (and `errors.log` for warnings and errors), as
-//! the reference keeps them: one line per tool call, status and turn, tagged with
-//! the session id, secrets masked, rotated by size. Tool calls made inside an
-//! `execute_code` script or by a subagent are logged too, under their origin,
-//! although they never enter the conversation.
+//! `$HERMES_HOME/logs/`: `agent.log` (and `errors.log` for warnings and
+//! errors), as the reference keeps them: one record per tool call, status and
+//! turn, tagged with the session id, secrets masked, rotated by size; the
+//! gateway adds `gateway.log` for its own lines (platforms, messages in and
+//! out, the API server, cron). Tool calls made inside an `execute_code` script
+//! or by a subagent are logged too, under their origin, although they never
+//! enter the conversation.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use hermes_protocol::{Event, ToolOutcome};
 use hermes_state::time::UtcTime;
@@ -107,15 +110,6 @@ impl Rotating {
     }
 }
 
-/// The session's log writer.
-#[derive(Debug)]
-pub(crate) struct AgentLog {
-    session_id: String,
-    level: Level,
-    agent: Rotating,
-    errors: Rotating,
-}
-
 /// The `logging:` section: `level` (INFO), `max_size_mb` (5), `backup_count` (3).
 #[derive(Debug, Clone)]
 pub(crate) struct LogSettings {
@@ -145,54 +139,136 @@ impl LogSettings {
         }
     }
 
-    /// A writer tagging its lines with `session_id`.
+    /// A writer tagging its lines with `session_id` (the terminal's one session).
     pub(crate) fn open(&self, session_id: &str) -> AgentLog {
-        AgentLog::in_dir(
-            &self.dir,
-            session_id,
-            self.level,
-            self.max_bytes,
-            self.backups,
-        )
+        AgentLog {
+            files: LogFiles::open(self, false),
+            session_id: session_id.to_owned(),
+        }
     }
 }
 
-impl AgentLog {
-    fn in_dir(dir: &Path, session_id: &str, level: Level, max_bytes: u64, backups: usize) -> Self {
-        Self {
-            session_id: session_id.to_owned(),
-            level,
-            agent: Rotating::new(dir.join("agent.log"), max_bytes, backups),
-            errors: Rotating::new(dir.join("errors.log"), max_bytes, 2),
-        }
+/// The process's log files: `agent.log` (everything at the configured level),
+/// `errors.log` (warnings and errors) and, for the gateway, `gateway.log`
+/// (its own `gateway.*` lines, INFO and up), as the reference splits them.
+/// One set per process, so every session's lines rotate together.
+#[derive(Debug)]
+pub(crate) struct LogFiles {
+    level: Level,
+    files: Mutex<Files>,
+}
+
+#[derive(Debug)]
+struct Files {
+    agent: Rotating,
+    errors: Rotating,
+    gateway: Option<Rotating>,
+}
+
+impl LogFiles {
+    /// The files in `settings`' directory; `gateway` adds `gateway.log`.
+    pub(crate) fn open(settings: &LogSettings, gateway: bool) -> Arc<Self> {
+        let dir = &settings.dir;
+        Arc::new(Self {
+            level: settings.level,
+            files: Mutex::new(Files {
+                agent: Rotating::new(dir.join("agent.log"), settings.max_bytes, settings.backups),
+                errors: Rotating::new(dir.join("errors.log"), 2 * 1024 * 1024, 2),
+                gateway: gateway
+                    .then(|| Rotating::new(dir.join("gateway.log"), 5 * 1024 * 1024, 3)),
+            }),
+        })
     }
 
-    /// Writes what `event` is worth keeping; text and reasoning deltas are not.
-    pub(crate) fn record(&mut self, event: &Event) {
-        if let Some((level, logger, message)) = describe(event) {
-            self.write(level, &logger, &message);
-        }
-    }
-
-    fn write(&mut self, level: Level, logger: &str, message: &str) {
-        if level < self.level {
+    /// Writes one record: `time LEVEL [session] logger: message`, secrets masked.
+    pub(crate) fn write(&self, level: Level, session_id: &str, logger: &str, message: &str) {
+        let to_gateway =
+            level >= Level::Info && (logger == "gateway" || logger.starts_with("gateway."));
+        if level < self.level && !to_gateway {
             return;
         }
         let line = format!(
             "{} {}{} {logger}: {}",
             timestamp(),
             level.as_str(),
-            if self.session_id.is_empty() {
+            if session_id.is_empty() {
                 String::new()
             } else {
-                format!(" [{}]", self.session_id)
+                format!(" [{session_id}]")
             },
-            hermes_llm::classify::redact_secrets(&one_line(message)),
+            hermes_llm::classify::redact_secrets(message.trim_end()),
         );
-        self.agent.write_line(&line);
-        if level >= Level::Warning {
-            self.errors.write_line(&line);
+        let mut files = self.files.lock().unwrap_or_else(PoisonError::into_inner);
+        if level >= self.level {
+            files.agent.write_line(&line);
         }
+        if level >= Level::Warning {
+            files.errors.write_line(&line);
+        }
+        if to_gateway && let Some(gateway) = files.gateway.as_mut() {
+            gateway.write_line(&line);
+        }
+    }
+
+    /// Writes what `event` of session `session_id` is worth keeping; text and
+    /// reasoning deltas are not.
+    pub(crate) fn record(&self, session_id: &str, event: &Event) {
+        if let Some((level, logger, message)) = describe(event) {
+            self.write(level, session_id, &logger, &message);
+        }
+    }
+}
+
+/// Every session of a long-running front-end (gateway, cron) logs through
+/// `files`, tagged with its id; a session's source names its platform.
+pub(crate) fn tap_sessions(services: &hermes_session::Services, files: &Arc<LogFiles>) {
+    let files = files.clone();
+    services.set_event_tap(Arc::new(move |session, event| {
+        files.record(session.id, event);
+    }));
+}
+
+/// Lines about a scheduled job's run, as the reference's scheduler writes them.
+pub(crate) fn log_cron_run(files: &LogFiles, outcome: &hermes_session::cron::run::RunOutcome) {
+    let logger = "cron.scheduler";
+    match &outcome.result {
+        Ok(_) => files.write(
+            Level::Info,
+            "",
+            logger,
+            &format!("Job '{}' completed successfully", outcome.name),
+        ),
+        Err(e) => files.write(
+            Level::Error,
+            "",
+            logger,
+            &format!("Job '{}' failed: {e}", outcome.name),
+        ),
+    }
+    if let Some(e) = &outcome.delivery_error {
+        files.write(
+            Level::Warning,
+            "",
+            logger,
+            &format!("Job '{}': delivery failed: {e}", outcome.name),
+        );
+    }
+}
+
+/// The terminal session's log writer.
+#[derive(Debug)]
+pub(crate) struct AgentLog {
+    files: Arc<LogFiles>,
+    session_id: String,
+}
+
+impl AgentLog {
+    /// Writes what `event` is worth keeping, under the session id of the moment.
+    pub(crate) fn record(&mut self, event: &Event) {
+        if let Event::SessionChanged { session_id, .. } = event {
+            session_id.clone_into(&mut self.session_id);
+        }
+        self.files.record(&self.session_id, event);
     }
 }
 
@@ -288,11 +364,6 @@ fn clip(text: &str, max: usize) -> String {
     format!("{head}…")
 }
 
-/// Log lines stay lines: newlines inside a message are shown escaped.
-fn one_line(text: &str) -> String {
-    text.replace('\r', "\\r").replace('\n', "\\n")
-}
-
 /// `2026-11-22 23:45:01,123`, the reference's (Python logging's) format, in UTC.
 fn timestamp() -> String {
     let now = std::time::SystemTime::now()
@@ -312,5 +383,5 @@ fn timestamp() -> String {
 }
 
 #[cfg(test)]
-#[path = "agent_log_tests.rs"]
+#[path = "logging_tests.rs"]
 mod tests;

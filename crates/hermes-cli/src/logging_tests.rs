@@ -2,14 +2,33 @@ use hermes_protocol::{Event, ToolOutcome, TurnEnd, Usage};
 
 use super::*;
 
-fn read(path: &Path) -> String {
+fn read(path: &std::path::Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
+}
+
+fn settings(dir: &std::path::Path, level: Level, max_bytes: u64, backups: usize) -> LogSettings {
+    LogSettings {
+        dir: dir.to_path_buf(),
+        level,
+        max_bytes,
+        backups,
+    }
+}
+
+fn agent_log(
+    dir: &std::path::Path,
+    session: &str,
+    level: Level,
+    max_bytes: u64,
+    backups: usize,
+) -> AgentLog {
+    settings(dir, level, max_bytes, backups).open(session)
 }
 
 #[test]
 fn tool_calls_statuses_and_nested_calls_become_tagged_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let mut log = AgentLog::in_dir(
+    let mut log = agent_log(
         dir.path(),
         "20261122_120000_abcdef",
         Level::Info,
@@ -83,7 +102,7 @@ fn tool_calls_statuses_and_nested_calls_become_tagged_lines() {
 #[test]
 fn the_level_filters_and_full_files_rotate() {
     let dir = tempfile::tempdir().unwrap();
-    let mut log = AgentLog::in_dir(dir.path(), "s", Level::Warning, 200, 2);
+    let mut log = agent_log(dir.path(), "s", Level::Warning, 200, 2);
     let status = |n: usize| Event::Status {
         message: format!("status {n}"),
     };
@@ -93,7 +112,7 @@ fn the_level_filters_and_full_files_rotate() {
         "",
         "INFO is below WARNING"
     );
-    let mut info = AgentLog::in_dir(dir.path(), "s", Level::Info, 200, 2);
+    let mut info = agent_log(dir.path(), "s", Level::Info, 200, 2);
     for n in 0..12 {
         info.record(&status(n));
     }
@@ -114,4 +133,48 @@ fn levels_parse_like_the_reference_config() {
     assert_eq!(Level::parse(" WARNING "), Some(Level::Warning));
     assert_eq!(Level::parse("warn"), Some(Level::Warning));
     assert_eq!(Level::parse("loud"), None);
+}
+
+#[test]
+fn a_message_of_several_lines_is_written_as_they_are_and_the_gateway_gets_its_own_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = LogFiles::open(&settings(dir.path(), Level::Info, 1 << 20, 3), true);
+    files.write(Level::Error, "s1", "agent", "provider said:\nline two\n");
+    files.write(
+        Level::Info,
+        "",
+        "gateway.platforms.telegram",
+        "inbound message: platform=telegram chat=42",
+    );
+    files.record(
+        "s2",
+        &Event::Status {
+            message: "compressing".into(),
+        },
+    );
+    let errors = read(&dir.path().join("errors.log"));
+    assert!(
+        errors.ends_with("ERROR [s1] agent: provider said:\nline two\n"),
+        "real line breaks, as the reference writes them, not a literal \\n: {errors:?}"
+    );
+    let gateway = read(&dir.path().join("gateway.log"));
+    assert_eq!(gateway.lines().count(), 1, "{gateway}");
+    assert!(gateway.contains("INFO gateway.platforms.telegram: inbound message"));
+    let agent = read(&dir.path().join("agent.log"));
+    assert!(agent.contains("inbound message") && agent.contains("[s2] agent: compressing"));
+}
+
+#[test]
+fn the_terminal_log_follows_the_session_id_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = agent_log(dir.path(), "first", Level::Info, 1 << 20, 3);
+    log.record(&Event::SessionChanged {
+        session_id: "second".into(),
+        reason: "new".into(),
+        messages: 0,
+    });
+    log.record(&Event::Status {
+        message: "hello".into(),
+    });
+    assert!(read(&dir.path().join("agent.log")).contains("[second] agent: hello"));
 }
