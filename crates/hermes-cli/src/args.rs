@@ -45,6 +45,8 @@ pub enum Command {
     Mcp(crate::mcp_cmd::McpArgs),
     /// Run the gateway (the OpenAI-compatible API server), show its status, install it as a service.
     Gateway(crate::gateway_cmd::GatewayArgs),
+    /// Serve the web dashboard: chat, sessions, usage, cron, gateway, config, skills, MCP, logs.
+    Dashboard(crate::dashboard_cmd::DashboardArgs),
     /// Approve or revoke messaging users who asked to pair (list, approve, revoke, clear-pending).
     Pairing(crate::pairing_cmd::PairingArgs),
     /// Show or change settings (config.yaml and .env).

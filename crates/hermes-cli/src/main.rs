@@ -9,8 +9,8 @@ mod chat;
 mod checkpoints_cmd;
 mod clarify_prompt;
 mod config_cmd;
-mod config_keys;
 mod cron_cmd;
+mod dashboard_cmd;
 mod doctor;
 mod driver;
 mod gateway_cmd;
@@ -73,7 +73,10 @@ fn main() -> ExitCode {
     }
     // One thread starts fastest for the terminal; the gateway serves many
     // conversations at once and uses every core.
-    let serving = matches!(cli.command, Some(args::Command::Gateway(_)));
+    let serving = matches!(
+        cli.command,
+        Some(args::Command::Gateway(_) | args::Command::Dashboard(_))
+    );
     let built = if serving {
         // Few blocking threads: state.db writes are serialised anyway, and
         // every extra thread costs memory (its own allocator arena).

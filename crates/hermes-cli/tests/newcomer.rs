@@ -314,8 +314,7 @@ fn tools_list_says_what_the_model_is_offered_and_why_not() {
 fn the_references_missing_commands_say_what_they_are() {
     let sb = Sandbox::start();
     for args in [
-        &["dashboard"][..],
-        &["insights"],
+        &["insights"][..],
         &["update"],
         &["profile", "list"],
         &["-p", "work", "chat", "-q", "hi"],

@@ -77,7 +77,7 @@ impl Server {
 
 /// Serves `app` on `listener` until `stop` fires, then lets open connections
 /// finish their requests and returns once all are closed.
-pub(crate) async fn serve(
+pub async fn serve(
     listener: tokio::net::TcpListener,
     app: axum::Router,
     stop: CancellationToken,

@@ -3,8 +3,8 @@
 //! continuation), exports with every column, deletion with subagent runs.
 
 use hermes_state::session_db::{
-    BulkCandidate, GatewaySession, ListFilter, SessionFilter, SessionSummary, decode_message_json,
-    list_preview,
+    BUSIEST_SQL, BulkCandidate, BusySession, GatewaySession, ListFilter, SessionFilter,
+    SessionSummary, USAGE_ROWS_SQL, UsageReport, UsageRow, decode_message_json, list_preview,
 };
 use hermes_state::store::{SessionAdmin, StoreError};
 use postgres::GenericClient;
@@ -281,6 +281,56 @@ impl SessionAdmin for PgStore {
     fn gateway_sessions(&self, active_only: bool) -> Result<Vec<GatewaySession>, StoreError> {
         Ok(self.with(move |c| gateway_sessions(c, active_only))?)
     }
+
+    fn usage_report(&self, since: f64, busiest: usize) -> Result<UsageReport, StoreError> {
+        Ok(self.with(move |c| usage_report(c, since, busiest))?)
+    }
+}
+
+/// [`SessionAdmin::usage_report`] in one round trip per part; days in UTC.
+fn usage_report(
+    c: &mut postgres::Client,
+    since: f64,
+    busiest: usize,
+) -> Result<UsageReport, PgError> {
+    const CTX: &str = "summing usage";
+    let sql = USAGE_ROWS_SQL
+        .replace(
+            "{day}",
+            "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+        )
+        .replace("{since}", "$1");
+    let rows = c
+        .query(&sql, &[&since])
+        .ctx(CTX)?
+        .iter()
+        .map(|r| UsageRow {
+            day: r.get(0),
+            model: dec_opt(r.get(1)),
+            sessions: r.get(2),
+            input_tokens: r.get(3),
+            output_tokens: r.get(4),
+            cost_usd: r.get(5),
+        })
+        .collect();
+    let limit = i64::try_from(busiest).unwrap_or(i64::MAX);
+    let sql = BUSIEST_SQL
+        .replace("{since}", "$1")
+        .replace("{limit}", "$2");
+    let busiest = c
+        .query(&sql, &[&since, &limit])
+        .ctx(CTX)?
+        .iter()
+        .map(|r| BusySession {
+            id: dec(r.get(0)),
+            title: dec_opt(r.get(1)),
+            source: dec(r.get(2)),
+            input_tokens: r.get(3),
+            output_tokens: r.get(4),
+            cost_usd: r.get(5),
+        })
+        .collect();
+    Ok(UsageReport { rows, busiest })
 }
 
 fn gateway_sessions(

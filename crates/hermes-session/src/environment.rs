@@ -140,3 +140,49 @@ pub(crate) fn for_subagent(
     )
     .unwrap_or_else(|_| parent.clone())
 }
+
+/// What stops the configured terminal backend from running commands now.
+pub fn problems(setup: &Setup) -> Vec<String> {
+    let read = hermes_env::TerminalSettings::read(&setup.config.raw, &|name| {
+        setup.env.get(name).map(str::to_owned)
+    });
+    match read {
+        Err(problem) => vec![problem],
+        Ok(settings) => match settings.backend {
+            hermes_env::Backend::Docker(docker) => {
+                let wanted: Vec<String> = match &docker.cli {
+                    Some(cli) => vec![cli.clone()],
+                    None => vec!["docker".into(), "podman".into()],
+                };
+                let path = setup.env.get("PATH").unwrap_or_default().to_owned();
+                let engine = docker.cli.is_none()
+                    && hermes_env::engine::find_socket(
+                        setup.env.get("DOCKER_HOST"),
+                        setup.env.get("XDG_RUNTIME_DIR"),
+                    )
+                    .is_some();
+                let found = engine
+                    || wanted.iter().any(|name| {
+                        std::env::split_paths(&path).any(|dir| dir.join(name).is_file())
+                            || std::path::Path::new(name).is_file()
+                    });
+                if found {
+                    Vec::new()
+                } else {
+                    vec![format!(
+                        "terminal.backend is docker but no container engine answers (no engine \
+                         socket, and {} is not on PATH): every command will fail until one is \
+                         installed (or set terminal.backend local).",
+                        wanted.join(" or ")
+                    )]
+                }
+            }
+            hermes_env::Backend::Unavailable(name) => vec![format!(
+                "terminal.backend '{name}' is not a backend hermes-rs runs commands through \
+                 ({}); sessions will not start until it is changed.",
+                hermes_state::config_set::BACKENDS.join(", ")
+            )],
+            _ => Vec::new(),
+        },
+    }
+}

@@ -128,6 +128,14 @@ impl hermes_state::store::SessionAdmin for SqliteStore {
     ) -> Result<Vec<hermes_state::GatewaySession>, StoreError> {
         self.with(|db| db.gateway_sessions(active_only))
     }
+
+    fn usage_report(
+        &self,
+        since: f64,
+        busiest: usize,
+    ) -> Result<hermes_state::session_db::UsageReport, StoreError> {
+        self.with(|db| db.usage_report(since, busiest))
+    }
 }
 
 impl SessionStore for SqliteStore {

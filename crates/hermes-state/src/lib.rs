@@ -5,6 +5,8 @@
 
 mod config;
 pub mod config_edit;
+mod config_keys;
+pub mod config_set;
 pub mod context_cache;
 pub mod coordination;
 pub mod documents;

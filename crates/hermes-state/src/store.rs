@@ -137,6 +137,13 @@ pub trait SessionAdmin: HistoryReader + Send + Sync {
     /// The newest session per messaging chat (`session_key`), most recently
     /// active first; with `active_only`, ended ones are left out.
     fn gateway_sessions(&self, active_only: bool) -> Result<Vec<GatewaySession>, StoreError>;
+    /// Tokens and cost per day and model of the sessions started at or after
+    /// `since` (Unix seconds), with the `busiest` sessions by tokens.
+    fn usage_report(
+        &self,
+        since: f64,
+        busiest: usize,
+    ) -> Result<crate::session_db::UsageReport, StoreError>;
 }
 
 impl HistoryReader for crate::session_db::SessionDb {

@@ -103,12 +103,9 @@ pub(super) fn status(cron: &Cron<'_>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One saved run of a job.
+/// One saved run of a job, with the job it belongs to.
 struct SavedRun {
-    /// `2026-11-28_09-00-00`, the output's name without folder and `.md`.
-    run: String,
-    /// The output's document name (`cron/output/ID/RUN.md`).
-    name: String,
+    saved: jobs::SavedRun,
     job_id: String,
     job_name: String,
 }
@@ -121,17 +118,9 @@ fn saved_runs(book: &jobs::Book, jobs: &[&Value]) -> Result<Vec<SavedRun>> {
         if id.is_empty() {
             continue;
         }
-        let folder = jobs::output_folder(id);
-        for name in book.docs.list(&folder)? {
-            let Some(run) = name
-                .strip_prefix(&format!("{folder}/"))
-                .and_then(|n| n.strip_suffix(".md"))
-            else {
-                continue;
-            };
+        for saved in jobs::saved_runs(book, id).map_err(anyhow::Error::msg)? {
             runs.push(SavedRun {
-                run: run.to_owned(),
-                name: name.clone(),
+                saved,
                 job_id: id.to_owned(),
                 job_name: text(&job["name"]).to_owned(),
             });
@@ -165,18 +154,23 @@ pub(super) fn runs(cron: &Cron<'_>, job: Option<&str>, limit: usize) -> Result<E
         writeln!(out, "No cron runs recorded.")?;
         return Ok(ExitCode::SUCCESS);
     }
-    runs.sort_by(|a, b| b.run.cmp(&a.run).then_with(|| a.job_id.cmp(&b.job_id)));
+    runs.sort_by(|a, b| {
+        b.saved
+            .run
+            .cmp(&a.saved.run)
+            .then_with(|| a.job_id.cmp(&b.job_id))
+    });
     for saved in runs.iter().take(limit) {
-        let body = book.docs.read(&saved.name)?.unwrap_or_default();
-        let failed = body.lines().next().is_some_and(|l| l.ends_with("(FAILED)"));
+        let body = book.docs.read(&saved.saved.name)?.unwrap_or_default();
+        let failed = jobs::output_failed(&body);
         writeln!(
             out,
             "{}  {:<9}  job={} ({})  {}",
-            saved.run,
+            saved.saved.run,
             if failed { "failed" } else { "ok" },
             saved.job_id,
             saved.job_name,
-            book.docs.describe(&saved.name)
+            book.docs.describe(&saved.saved.name)
         )?;
     }
     if runs.len() > limit {
@@ -195,8 +189,10 @@ pub(super) fn output(cron: &Cron<'_>, job: &str, run: Option<&str>) -> Result<Ex
     };
     let runs = saved_runs(&book, &[found])?;
     let picked = match run {
-        Some(run) => runs.iter().find(|r| r.run == run.trim_end_matches(".md")),
-        None => runs.iter().max_by(|a, b| a.run.cmp(&b.run)),
+        Some(run) => runs
+            .iter()
+            .find(|r| r.saved.run == run.trim_end_matches(".md")),
+        None => runs.iter().max_by(|a, b| a.saved.run.cmp(&b.saved.run)),
     };
     let Some(saved) = picked else {
         return fail(&match run {
@@ -214,7 +210,7 @@ pub(super) fn output(cron: &Cron<'_>, job: &str, run: Option<&str>) -> Result<Ex
             ),
         });
     };
-    let body = book.docs.read(&saved.name)?.unwrap_or_default();
+    let body = book.docs.read(&saved.saved.name)?.unwrap_or_default();
     let mut out = std::io::stdout().lock();
     write!(out, "{body}")?;
     if !body.ends_with('\n') {

@@ -351,6 +351,36 @@ pub fn output_folder(id: &str) -> String {
     format!("cron/output/{id}")
 }
 
+/// One saved run of a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedRun {
+    /// `2026-11-28_09-00-00`: the output's name without folder and `.md`.
+    pub run: String,
+    /// The output's document name (`cron/output/ID/RUN.md`).
+    pub name: String,
+}
+
+/// The saved runs of job `id`, oldest first.
+pub fn saved_runs(book: &Book, id: &str) -> Result<Vec<SavedRun>, String> {
+    let folder = output_folder(id);
+    let names = book.docs.list(&folder).map_err(|e| e.to_string())?;
+    Ok(names
+        .into_iter()
+        .filter_map(|name| {
+            let run = name
+                .strip_prefix(&format!("{folder}/"))?
+                .strip_suffix(".md")?
+                .to_owned();
+            Some(SavedRun { run, name })
+        })
+        .collect())
+}
+
+/// Whether a saved output is of a failed run (its heading says so).
+pub fn output_failed(text: &str) -> bool {
+    text.lines().next().is_some_and(|l| l.ends_with("(FAILED)"))
+}
+
 /// Removes the job `key` and its saved outputs; returns it.
 pub fn remove(book: &Book, key: &str, now: i64) -> Result<Value, String> {
     let removed = edit(book, now, |all| {

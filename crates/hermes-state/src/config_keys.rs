@@ -45,7 +45,7 @@ const OPEN_SECTIONS: &[&str] = &[
 
 /// What [`check`] found.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum KeyCheck {
+pub enum KeyCheck {
     /// Hermes reads it.
     Known,
     /// Hermes never reads it; maybe the user meant the suggestion.
@@ -60,7 +60,7 @@ fn known() -> impl Iterator<Item = &'static str> {
 }
 
 /// Whether `key` (dotted) is one Hermes reads.
-pub(crate) fn check(key: &str) -> KeyCheck {
+pub fn check(key: &str) -> KeyCheck {
     let segments: Vec<&str> = key.split('.').collect();
     let top = segments[0];
     if top.starts_with('_') || OPEN_SECTIONS.contains(&top) || segments.contains(&"platforms") {
