@@ -101,14 +101,17 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     crate::hooks_cmd::install(manager.services(), false);
     let stop = CancellationToken::new();
     stop_on_signals(stop.clone(), log.clone());
+    let status = Arc::new(hermes_gateway::status::RuntimeStatus::start(&home));
     let messaging = Messaging::new(manager.clone(), messaging_cfg, cwd.clone(), log.clone())
-        .map_err(anyhow::Error::msg)?;
+        .map_err(anyhow::Error::msg)?
+        .map(|m| m.with_status(status.clone()));
     if let Some(messaging) = &messaging {
         manager
             .services()
             .set_cron_delivery(Arc::new(messaging.sender()));
     }
     tick_cron(manager.clone(), files.clone(), log.clone());
+    status.gateway("running");
     let mut tasks = Vec::new();
     if let Some(messaging) = messaging {
         log(
@@ -158,6 +161,7 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     }
     // Another replica's scheduler takes over now, not when the lease lapses.
     hermes_session::cron::run::release_scheduler(&manager);
+    status.gateway("stopped");
     log(LogLevel::Info, RUN_LOGGER, "stopped.");
     Ok(ExitCode::SUCCESS)
 }

@@ -818,6 +818,17 @@ function cronRow(j) {
 
 // ---------- gateway ----------
 
+// A platform with what the running gateway last said of it (gateway_state.json).
+function platformLine(p) {
+  const state = p.state || (p.configured ? 'configured' : 'not configured');
+  const badge = state === 'connected' ? 'badge ok' : state === 'retrying' ? 'badge err' : 'badge';
+  const when = t => (t ? rel(Date.parse(t) / 1000) : null);
+  return el('li', { 'data-platform': p.name }, p.name, ' ', el('span', { class: badge }, state),
+    p.error ? el('span', { class: 'error' }, ` ${p.error}`) : null,
+    p.updated_at ? el('span', { class: 'muted' }, ` · since ${when(p.updated_at)}`) : null,
+    p.last_message_at ? el('span', { class: 'muted' }, ` · last message ${when(p.last_message_at)}`) : null);
+}
+
 async function pageGateway() {
   const body = el('div', null, el('p', { class: 'muted' }, 'Loading…'));
   view.append(el('h2', null, 'Messaging gateway'), body);
@@ -845,8 +856,7 @@ async function pageGateway() {
         ? `● Running${r.pid ? ` (pid ${r.pid})` : ''}`
         : ['○ Not running — start it with ', el('code', null, 'hermes gateway run')]),
       el('h3', null, 'Platforms'),
-      el('ul', { class: 'platforms' }, (r.platforms || []).map(p => el('li', null, p.name, ' ',
-        el('span', { class: p.configured ? 'badge ok' : 'badge' }, p.configured ? 'configured' : 'not configured'))),
+      el('ul', { class: 'platforms' }, (r.platforms || []).map(platformLine),
       r.platforms?.length ? null : el('li', { class: 'muted' }, 'No platforms known.')),
       el('p', null, 'API server: ', api_.enabled ? ['enabled at ', el('code', null, asText(api_.address))] : 'disabled'),
       el('h3', null, 'Pairing requests'), pending,

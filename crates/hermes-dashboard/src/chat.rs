@@ -36,7 +36,6 @@ struct Chat {
     /// Numbered events as JSON (number = index + `dropped` + 1).
     events: Mutex<(u64, Vec<String>)>,
     wake: Notify,
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Chat {
@@ -65,11 +64,29 @@ impl Chat {
     }
 }
 
-/// The chats of this process.
+/// Chats kept open at once: each page load makes one, so the oldest are
+/// closed past this (their sessions stay stored and can be continued).
+const OPEN_CHATS: usize = 32;
+
+/// The chats of this process, and their ids oldest first.
 #[derive(Default)]
-pub(crate) struct Chats(Mutex<HashMap<String, Arc<Chat>>>);
+pub(crate) struct Chats(Mutex<HashMap<String, Arc<Chat>>>, Mutex<Vec<String>>);
 
 impl Chats {
+    /// Adds a chat, closing the oldest beyond [`OPEN_CHATS`].
+    fn insert(&self, id: String, chat: Arc<Chat>) {
+        let mut order = self.1.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        all.insert(id.clone(), chat);
+        order.push(id);
+        while order.len() > OPEN_CHATS {
+            let oldest = order.remove(0);
+            if let Some(old) = all.remove(&oldest) {
+                close(&old);
+            }
+        }
+    }
+
     fn get(&self, id: &str) -> Result<Arc<Chat>, ApiError> {
         self.0
             .lock()
@@ -89,19 +106,16 @@ impl Chats {
             .map(|(_, c)| c)
             .collect();
         for chat in chats {
-            let _ = chat.submitter.submit(Op::Shutdown {
-                reason: "dashboard_stopped".into(),
-            });
-            if let Some(task) = chat
-                .task
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-            {
-                task.abort();
-            }
+            close(&chat);
         }
     }
+}
+
+/// Ends a chat's session (recorded as ended); its pump ends with it.
+fn close(chat: &Chat) {
+    let _ = chat.submitter.submit(Op::Shutdown {
+        reason: "dashboard_close".into(),
+    });
 }
 
 /// `POST /api/chat {session_id?}`: a new chat, on a new or a stored session.
@@ -127,7 +141,6 @@ pub(crate) async fn create(
         submitter: conv.submitter(),
         events: Mutex::new((0, Vec::new())),
         wake: Notify::new(),
-        task: Mutex::new(None),
     });
     for notice in conv.notices() {
         let (hermes_session::Notice::Info(message) | hermes_session::Notice::Warning(message)) =
@@ -135,7 +148,7 @@ pub(crate) async fn create(
         chat.push(&json!({"type": "status", "message": message}));
     }
     let pump = chat.clone();
-    let task = tokio::spawn(async move {
+    tokio::spawn(async move {
         while let Some(event) = conv.next_event().await {
             if let Some(json) = describe(event.event) {
                 pump.push(&json);
@@ -143,14 +156,8 @@ pub(crate) async fn create(
         }
         pump.push(&json!({"type": "error", "message": "the session ended; start a new chat"}));
     });
-    *chat.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
     let chat_id = crate::security::new_token();
-    state
-        .chats
-        .0
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(chat_id.clone(), chat);
+    state.chats.insert(chat_id.clone(), chat);
     Ok(Json(json!({
         "chat_id": chat_id,
         "session_id": info.session_id,

@@ -29,10 +29,34 @@ pub(crate) async fn status(Extract(state): Extract<Arc<State>>) -> ApiResult {
         let env = |name: &str| setup.env.get(name).map(str::to_owned);
         let pid = hermes_gateway::lock::running_pid(setup.home.root());
         let messaging = MessagingConfig::read(&setup.config.raw, &env);
-        let platforms: Vec<Value> = messaging
+        // What the running gateway last wrote about each platform.
+        let live = hermes_gateway::status::read(setup.home.root())
+            .filter(|_| pid.is_some())
+            .unwrap_or(Value::Null);
+        // Those configured here and those the gateway runs (its tokens may
+        // come from its own environment rather than .env).
+        let mut names: Vec<String> = messaging
             .platforms
             .iter()
-            .map(|p| json!({"name": p.name, "configured": true}))
+            .map(|p| p.name.to_owned())
+            .collect();
+        for name in live["platforms"]
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        let platforms: Vec<Value> = names
+            .iter()
+            .map(|name| {
+                let state = &live["platforms"][name.as_str()];
+                json!({"name": name, "configured": true, "state": state["state"],
+                       "error": state["error_message"], "updated_at": state["updated_at"],
+                       "last_message_at": state["last_message_at"]})
+            })
             .collect();
         let api = match hermes_gateway::config::from_tree(&setup.config.raw, &env) {
             Ok(Some(api)) => json!({"enabled": true,

@@ -7,5 +7,6 @@ pub mod lock;
 pub mod log;
 pub mod messaging;
 pub mod serve;
+pub mod status;
 
 pub use config::ApiServerConfig;

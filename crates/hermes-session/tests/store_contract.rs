@@ -14,6 +14,7 @@ use hermes_session::store::{SessionStore, SqliteStore};
 use hermes_state::session_db::{
     MessageExtra, NewSession, SearchQuery, SearchSort, SessionDb, SessionRouting, UsageDelta,
 };
+use hermes_state::store::SessionAdmin;
 
 /// A store under test and what keeps it alive.
 struct Subject {
@@ -21,16 +22,29 @@ struct Subject {
     store: Arc<dyn SessionStore>,
     _dir: Option<tempfile::TempDir>,
     pg: Option<Arc<Scratch>>,
+    sqlite: Option<Arc<SqliteStore>>,
+}
+
+impl Subject {
+    /// The same store's admin side (listing, export, usage).
+    fn admin(&self) -> &dyn SessionAdmin {
+        match (&self.sqlite, &self.pg) {
+            (Some(sqlite), _) => sqlite.as_ref(),
+            (None, Some(pg)) => &pg.store,
+            (None, None) => unreachable!("every subject is one of the two"),
+        }
+    }
 }
 
 fn sqlite() -> Subject {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("state.db")).unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("state.db")).unwrap());
     Subject {
         name: "sqlite",
-        store: Arc::new(store),
+        store: store.clone(),
         _dir: Some(dir),
         pg: None,
+        sqlite: Some(store),
     }
 }
 
@@ -42,6 +56,7 @@ fn postgres() -> Option<Subject> {
         store: Arc::new(PgHandle(Arc::clone(&scratch))),
         _dir: None,
         pg: Some(scratch),
+        sqlite: None,
     })
 }
 
@@ -348,6 +363,66 @@ fn usage_adds_up_and_routing_finds_a_chat_again() {
         .unwrap();
         db.copy_routing("g", "g2").unwrap();
         assert_eq!(db.origin("g2").unwrap(), routing.origin_json, "{}", s.name);
+    }
+}
+
+#[test]
+fn usage_reports_sum_days_and_models_alike() {
+    const DAY: f64 = 86_400.0;
+    let day0 = 20_000.0 * DAY;
+    for s in subjects() {
+        let db = &s.store;
+        for (id, at, model, tokens, cost) in [
+            ("u1", day0 + 100.0, "model/a", 100, 0.5),
+            ("u2", day0 + 200.0, "model/b", 300, 1.0),
+            ("u3", day0 + DAY + 5.0, "model/a", 50, 0.25),
+            ("old", day0 - 10.0, "model/a", 999, 9.0),
+        ] {
+            db.create_session(&NewSession {
+                model: Some(model.into()),
+                ..session(id, at)
+            })
+            .unwrap();
+            db.add_usage(
+                id,
+                &UsageDelta {
+                    model: model.into(),
+                    input_tokens: tokens,
+                    output_tokens: 10,
+                    api_calls: 1,
+                    estimated_cost_usd: Some(cost),
+                    ..UsageDelta::default()
+                },
+            )
+            .unwrap();
+        }
+        let report = s.admin().usage_report(day0, 2).unwrap();
+        let rows: Vec<(String, Option<String>, i64, i64, i64)> = report
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.day.clone(),
+                    r.model.clone(),
+                    r.sessions,
+                    r.input_tokens,
+                    r.output_tokens,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("2024-10-04".into(), Some("model/a".into()), 1, 100, 10),
+                ("2024-10-04".into(), Some("model/b".into()), 1, 300, 10),
+                ("2024-10-05".into(), Some("model/a".into()), 1, 50, 10),
+            ],
+            "{}",
+            s.name
+        );
+        assert!((report.rows[1].cost_usd - 1.0).abs() < 1e-9, "{}", s.name);
+        let busiest: Vec<&str> = report.busiest.iter().map(|b| b.id.as_str()).collect();
+        assert_eq!(busiest, ["u2", "u1"], "{}", s.name);
     }
 }
 

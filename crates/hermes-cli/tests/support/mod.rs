@@ -11,6 +11,7 @@ use hermes_mock::MockServer;
 
 pub mod acp;
 pub mod backends;
+pub mod dashboard;
 pub mod discord;
 pub mod gateway;
 pub mod pty;

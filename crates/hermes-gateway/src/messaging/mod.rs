@@ -62,6 +62,8 @@ pub struct Hub {
     next_press: AtomicU64,
     /// Set when replicas share the database: who polls is leased.
     replicas: Option<Replicas>,
+    /// `gateway_state.json`: each platform's state for the dashboard.
+    status: Option<Arc<crate::status::RuntimeStatus>>,
 }
 
 /// What a replica on a shared database polls under.
@@ -88,6 +90,13 @@ impl Hub {
     /// A line about something that failed and was worked around.
     fn warn(&self, line: &str) {
         (self.log)(LogLevel::Warning, crate::log::RUN_LOGGER, line);
+    }
+
+    /// Notes platform `name`'s state in `gateway_state.json`.
+    fn platform_state(&self, name: &str, state: &str, error: Option<&str>) {
+        if let Some(status) = &self.status {
+            status.platform(name, state, error);
+        }
     }
 
     fn connected_platforms(&self) -> Vec<&'static str> {
@@ -177,6 +186,15 @@ impl std::fmt::Debug for Messaging {
 }
 
 impl Messaging {
+    /// Keeps each platform's state in `gateway_state.json` through `status`.
+    #[must_use]
+    pub fn with_status(mut self, status: Arc<crate::status::RuntimeStatus>) -> Self {
+        if let Some(hub) = Arc::get_mut(&mut self.hub) {
+            hub.status = Some(status);
+        }
+        self
+    }
+
     /// Sets up every configured platform; `None` when none is.
     pub fn new(
         manager: SessionManager,
@@ -222,6 +240,7 @@ impl Messaging {
             presses: Mutex::new(HashMap::new()),
             next_press: AtomicU64::new(0),
             replicas,
+            status: None,
         };
         Ok(Some(Self {
             hub: Arc::new(hub),
@@ -498,10 +517,13 @@ async fn platform_loop(
     stop: CancellationToken,
 ) {
     let name = adapter.name();
+    hub.platform_state(name, "connecting", None);
     let Some(identity) = connect(&hub, adapter.as_ref(), &stop).await else {
+        hub.platform_state(name, "stopped", None);
         return;
     };
     hub.log(&format!("{name}: connected as @{}", identity.username));
+    hub.platform_state(name, "connected", None);
     if let Ok(mut connected) = hub.connected.lock() {
         connected.push(name);
     }
@@ -528,6 +550,7 @@ async fn platform_loop(
         }
     }
     router.drain().await;
+    hub.platform_state(name, "stopped", None);
 }
 
 /// Connects, retrying with backoff; `None` when stopped first.
@@ -551,6 +574,7 @@ async fn connect(
                     "{name}: cannot connect ({e}); retrying in {}s",
                     backoff(failures).as_secs()
                 ));
+                hub.platform_state(name, "retrying", Some(&e.to_string()));
                 tokio::select! {
                     _ = stop.cancelled() => return None,
                     _ = tokio::time::sleep(backoff(failures)) => {}
@@ -580,6 +604,7 @@ async fn serve_under_lease(
                     lease.name(),
                     held.fence.token
                 ));
+                hub.platform_state(name, "connected", None);
                 poll(hub, adapter, router, stop, Some((lease, held))).await;
                 adapter.stand_by();
                 if !stop.is_cancelled() {
@@ -590,6 +615,7 @@ async fn serve_under_lease(
             Ok(None) if !standing_by => {
                 standing_by = true;
                 hub.log(&format!("{name}: standing by (another replica polls)"));
+                hub.platform_state(name, "standing_by", None);
             }
             Ok(None) => {}
             Err(e) => hub.warn(&format!("{name}: cannot reach the lease ({e})")),
@@ -651,7 +677,15 @@ async fn poll(
         let Some(received) = received else { continue };
         match received {
             Ok(batch) => {
+                if failures > 0 {
+                    hub.platform_state(name, "connected", None);
+                }
                 failures = 0;
+                if !batch.messages.is_empty()
+                    && let Some(status) = &hub.status
+                {
+                    status.message_in(name);
+                }
                 let fence = lease.as_ref().map(|(_, held)| &held.fence);
                 match hub
                     .inbox
@@ -677,6 +711,7 @@ async fn poll(
                     "{name}: receiving failed ({e}); retrying in {}s",
                     wait.as_secs()
                 ));
+                hub.platform_state(name, "retrying", Some(&e.to_string()));
                 tokio::select! {
                     _ = stop.cancelled() => return,
                     _ = tokio::time::sleep(wait) => {}
