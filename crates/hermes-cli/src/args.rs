@@ -47,6 +47,8 @@ pub enum Command {
     Gateway(crate::gateway_cmd::GatewayArgs),
     /// Serve the web dashboard: chat, sessions, usage, cron, gateway, config, skills, MCP, logs.
     Dashboard(crate::dashboard_cmd::DashboardArgs),
+    /// Profiles (separate homes): list, use, create [--clone], show, rename, delete, export, import.
+    Profile(crate::profile_cmd::ProfileArgs),
     /// Approve or revoke messaging users who asked to pair (list, approve, revoke, clear-pending).
     Pairing(crate::pairing_cmd::PairingArgs),
     /// Show or change settings (config.yaml and .env).

@@ -40,6 +40,9 @@ enum GatewayAction {
         /// Only write the unit file; do not call systemctl.
         #[arg(long = "no-enable")]
         no_enable: bool,
+        /// Print the unit and where it would go; write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -61,7 +64,7 @@ pub async fn run(args: GatewayArgs, run: &RunArgs) -> Result<ExitCode> {
     match args.action.unwrap_or(GatewayAction::Run { replace: false }) {
         GatewayAction::Run { replace } => serve(setup, replace).await,
         GatewayAction::Status => status(&setup),
-        GatewayAction::Install { no_enable } => install(&setup, no_enable),
+        GatewayAction::Install { no_enable, dry_run } => install(&setup, no_enable, dry_run),
     }
 }
 
@@ -279,19 +282,36 @@ fn status(setup: &Setup) -> Result<ExitCode> {
     })
 }
 
+/// The profile a home is (`profiles/<name>`), for the unit's name and ExecStart.
+fn profile_of(home: &std::path::Path) -> Option<String> {
+    (home.parent()?.file_name()? == "profiles")
+        .then(|| home.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .flatten()
+}
+
 /// The systemd user unit for this binary and home.
 fn unit_text(exe: &std::path::Path, home: &std::path::Path) -> String {
+    let profile = profile_of(home).map_or_else(String::new, |p| format!(" -p {p}"));
     format!(
-        "[Unit]\nDescription=Hermes Agent gateway (API server)\nAfter=network-online.target\n\n\
-         [Service]\nType=simple\nEnvironment=HERMES_HOME={home}\nExecStart={exe} gateway run --replace\n\
+        "[Unit]\nDescription=Hermes Agent gateway{}\nAfter=network-online.target\n\n\
+         [Service]\nType=simple\nEnvironment=HERMES_HOME={home}\nExecStart={exe}{profile} gateway run --replace\n\
          Restart=on-failure\nRestartSec=5\nKillSignal=SIGTERM\nTimeoutStopSec=40\n\n\
          [Install]\nWantedBy=default.target\n",
+        profile_of(home).map_or_else(String::new, |p| format!(" (profile {p})")),
         home = home.display(),
         exe = exe.display()
     )
 }
 
-fn install(setup: &Setup, no_enable: bool) -> Result<ExitCode> {
+/// `hermes-gateway.service`, or `hermes-gateway-<profile>.service`.
+fn unit_name(home: &std::path::Path) -> String {
+    profile_of(home).map_or_else(
+        || "hermes-gateway".to_owned(),
+        |p| format!("hermes-gateway-{p}"),
+    )
+}
+
+fn install(setup: &Setup, no_enable: bool, dry_run: bool) -> Result<ExitCode> {
     let exe = std::env::current_exe()?;
     let user_home = setup
         .env
@@ -305,36 +325,39 @@ fn install(setup: &Setup, no_enable: bool) -> Result<ExitCode> {
         })
         .ok_or_else(|| anyhow::anyhow!("HOME is not set: cannot find ~/.config/systemd/user"))?;
     let dir = user_home.join("systemd/user");
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join("hermes-gateway.service");
-    std::fs::write(&path, unit_text(&exe, setup.home.root()))?;
+    let name = unit_name(setup.home.root());
+    let path = dir.join(format!("{name}.service"));
+    let text = unit_text(&exe, setup.home.root());
     let mut out = std::io::stdout().lock();
-    writeln!(out, "Wrote {}", path.display())?;
-    if no_enable {
-        writeln!(
-            out,
-            "Enable it with: systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway"
-        )?;
+    if dry_run {
+        writeln!(out, "# {}\n{text}", path.display())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let ok = std::process::Command::new("systemctl")
-        .args(["--user", "daemon-reload"])
-        .status()
-        .is_ok_and(|s| s.success())
-        && std::process::Command::new("systemctl")
-            .args(["--user", "enable", "--now", "hermes-gateway"])
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(&path, text)?;
+    writeln!(out, "Wrote {}", path.display())?;
+    let by_hand = format!("systemctl --user daemon-reload && systemctl --user enable --now {name}");
+    if no_enable {
+        writeln!(out, "Enable it with: {by_hand}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let systemctl = |args: &[&str]| {
+        std::process::Command::new("systemctl")
+            .arg("--user")
+            .args(args)
             .status()
-            .is_ok_and(|s| s.success());
-    if ok {
+            .is_ok_and(|s| s.success())
+    };
+    if systemctl(&["daemon-reload"]) && systemctl(&["enable", "--now", &name]) {
         writeln!(
             out,
-            "Enabled and started hermes-gateway (systemctl --user status hermes-gateway)"
+            "Enabled and started {name} (systemctl --user status {name})"
         )?;
         Ok(ExitCode::SUCCESS)
     } else {
         writeln!(
             out,
-            "systemctl --user did not succeed; start it yourself: systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway"
+            "systemctl --user did not succeed (no systemd user session here?); start it yourself: {by_hand}"
         )?;
         Ok(ExitCode::FAILURE)
     }

@@ -23,6 +23,8 @@ mod model_cmd;
 mod not_here;
 mod pairing_cmd;
 mod plugins_cmd;
+mod profile;
+mod profile_cmd;
 mod render;
 mod repl;
 mod session_browser;
@@ -48,6 +50,18 @@ fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().map(String::as_str) == Some(hermes_env::engine::relay::MODE) {
         return engine_exec(&raw[1..]);
+    }
+    // `-p NAME` or the sticky profile: run again with that profile's home.
+    match profile::choose(&raw, &|name| std::env::var(name).ok()) {
+        profile::Choice::Keep => {}
+        profile::Choice::Switch { home, args } => {
+            let e = profile::switch(&home, &args);
+            return chat::fail(&anyhow::anyhow!(
+                "cannot run as the profile at {}: {e}",
+                home.display()
+            ));
+        }
+        profile::Choice::Fail(message) => return chat::fail(&anyhow::anyhow!(message)),
     }
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,

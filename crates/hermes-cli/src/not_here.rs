@@ -5,11 +5,6 @@
 /// Command, what it does in the reference, and what to do here meanwhile.
 const MISSING: &[(&str, &str, &str)] = &[
     (
-        "profile",
-        "profiles: several isolated Hermes homes",
-        "use HERMES_HOME=~/.hermes-NAME hermes … meanwhile",
-    ),
-    (
         "send",
         "send a message to a platform from the shell",
         "it is planned",
@@ -151,9 +146,6 @@ const VALUE_FLAGS: &[&str] = &[
 pub(crate) fn explain(args: &[String]) -> Option<String> {
     let mut words = args.iter().map(String::as_str);
     while let Some(word) = words.next() {
-        if word == "-p" || word == "--profile" || word.starts_with("--profile=") {
-            return Some(message("-p/--profile", MISSING[0].1, MISSING[0].2));
-        }
         if VALUE_FLAGS.contains(&word) {
             words.next();
             continue;
@@ -186,7 +178,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_commands_and_the_profile_flag_are_named() {
+    fn missing_commands_are_named() {
         let said = explain(&words("insights --days 7")).unwrap();
         assert!(said.starts_with("hermes insights: not in hermes-rs yet"));
         assert!(
@@ -194,12 +186,7 @@ mod tests {
                 .unwrap()
                 .contains("insights")
         );
-        assert!(
-            explain(&words("-p work chat"))
-                .unwrap()
-                .contains("HERMES_HOME")
-        );
-        assert!(explain(&words("--profile=work")).is_some());
+        assert_eq!(explain(&words("profile list")), None, "built now");
     }
 
     #[test]

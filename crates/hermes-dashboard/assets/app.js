@@ -826,7 +826,16 @@ function platformLine(p) {
   return el('li', { 'data-platform': p.name }, p.name, ' ', el('span', { class: badge }, state),
     p.error ? el('span', { class: 'error' }, ` ${p.error}`) : null,
     p.updated_at ? el('span', { class: 'muted' }, ` · since ${when(p.updated_at)}`) : null,
-    p.last_message_at ? el('span', { class: 'muted' }, ` · last message ${when(p.last_message_at)}`) : null);
+    p.last_message_at ? el('span', { class: 'muted' }, ` · last message ${when(p.last_message_at)}`) : null,
+    allowedNote(p.allowed));
+}
+
+// Who may talk to a platform without pairing.
+function allowedNote(a) {
+  if (!a) return null;
+  if (a.everyone) return el('span', { class: 'muted' }, ' · open to everyone');
+  const users = a.users || [];
+  return el('span', { class: 'muted' }, users.length ? ` · allowed: ${users.join(', ')}` : ' · strangers pair first');
 }
 
 async function pageGateway() {

@@ -53,9 +53,19 @@ pub(crate) async fn status(Extract(state): Extract<Arc<State>>) -> ApiResult {
             .iter()
             .map(|name| {
                 let state = &live["platforms"][name.as_str()];
+                // Who may talk to it without pairing (`<PLATFORM>_ALLOWED_USERS`).
+                let allowed = messaging
+                    .platforms
+                    .iter()
+                    .find(|p| p.name == name)
+                    .map(|p| {
+                        let a = &p.access;
+                        json!({"everyone": a.allow_all_platform || a.allow_all_gateway,
+                               "users": a.users.iter().chain(&a.gateway_users).collect::<Vec<_>>()})
+                    });
                 json!({"name": name, "configured": true, "state": state["state"],
                        "error": state["error_message"], "updated_at": state["updated_at"],
-                       "last_message_at": state["last_message_at"]})
+                       "last_message_at": state["last_message_at"], "allowed": allowed})
             })
             .collect();
         let api = match hermes_gateway::config::from_tree(&setup.config.raw, &env) {

@@ -1,0 +1,182 @@
+//! Profiles through the binary: `-p NAME` and the sticky `profile use`
+//! each answer from their own home (config, keys, state.db); `create --clone`
+//! copies settings but no history; export → import round-trips; a profile
+//! that does not exist is named with how to make it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use hermes_mock::Reply;
+use support::*;
+
+/// Creates profile `name` whose default model is `model`, on the sandbox's mock.
+fn profile_with_model(sb: &Sandbox, name: &str, model: &str) {
+    let made = sb.run(&["profile", "create", name]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    std::fs::write(
+        sb.home.path().join("profiles").join(name).join("config.yaml"),
+        format!(
+            "auxiliary:\n  title_generation:\n    enabled: false\nagent:\n  api_max_retries: 0\nmodel:\n  provider: custom\n  base_url: {}\n  default: {model}\n",
+            sb.mock.base_url()
+        ),
+    )
+    .unwrap();
+}
+
+fn models_asked(sb: &Sandbox) -> Vec<String> {
+    sb.mock
+        .chat_requests()
+        .iter()
+        .map(|r| r["model"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn each_profile_answers_from_its_own_home_and_use_makes_one_sticky() {
+    let sb = Sandbox::start();
+    profile_with_model(&sb, "work", "work-model");
+    profile_with_model(&sb, "home", "home-model");
+    std::fs::write(
+        sb.home.path().join("profiles/work/.env"),
+        "OPENAI_API_KEY=sk-work-only\n",
+    )
+    .unwrap();
+
+    sb.mock.push(Reply::text("from work"));
+    let out = sb.run(&["-p", "work", "chat", "-q", "hi", "-Q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "from work");
+    sb.mock.push(Reply::text("from home"));
+    let out = sb.run(&["chat", "-q", "hi", "-Q", "--profile", "home"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(models_asked(&sb), ["work-model", "home-model"]);
+    for name in ["work", "home"] {
+        assert!(
+            sb.home
+                .path()
+                .join("profiles")
+                .join(name)
+                .join("state.db")
+                .is_file(),
+            "{name} keeps its own history"
+        );
+    }
+    let listed = stdout(&sb.run(&["-p", "work", "sessions", "list"]));
+    assert_eq!(
+        listed.lines().filter(|l| l.contains("hi")).count(),
+        1,
+        "{listed}"
+    );
+
+    // Sticky: plain commands run as the profile in use.
+    let used = sb.run(&["profile", "use", "home"]);
+    assert!(stdout(&used).contains("Switched to: home"));
+    sb.mock.push(Reply::text("sticky home"));
+    assert_eq!(stdout(&sb.chat("again", &[])).trim(), "sticky home");
+    assert_eq!(models_asked(&sb).last().unwrap(), "home-model");
+    let listed = stdout(&sb.run(&["profile", "list"]));
+    assert!(listed.contains(" ◆home"), "{listed}");
+    // -p wins over the sticky choice; `default` is the root home.
+    sb.mock.push(Reply::text("root answer"));
+    let out = sb.run(&["-p", "default", "chat", "-q", "hi", "-Q"]);
+    assert_eq!(stdout(&out).trim(), "root answer", "{}", stderr(&out));
+    assert_eq!(models_asked(&sb).last().unwrap(), "mock-model");
+    assert!(sb.run(&["profile", "use", "default"]).status.success());
+    assert!(!sb.home.path().join("active_profile").exists());
+
+    let missing = sb.run(&["-p", "nope", "status"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing)
+            .contains("Profile 'nope' does not exist. Create it with: hermes profile create nope"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+#[test]
+fn clone_copies_settings_and_keys_but_not_history_and_export_import_round_trips() {
+    let sb = Sandbox::start();
+    profile_with_model(&sb, "work", "work-model");
+    let work = sb.home.path().join("profiles/work");
+    std::fs::write(work.join(".env"), "OPENAI_API_KEY=sk-cloned\n").unwrap();
+    std::fs::write(work.join("SOUL.md"), "You are the work bot.\n").unwrap();
+    sb.mock.push(Reply::text("logged"));
+    assert!(
+        sb.run(&["-p", "work", "chat", "-q", "note this", "-Q"])
+            .status
+            .success()
+    );
+
+    let cloned = sb.run(&["profile", "create", "work2", "--clone-from", "work"]);
+    assert!(cloned.status.success(), "{}", stderr(&cloned));
+    let copy = sb.home.path().join("profiles/work2");
+    assert_eq!(
+        std::fs::read_to_string(copy.join(".env")).unwrap(),
+        "OPENAI_API_KEY=sk-cloned\n"
+    );
+    assert!(
+        std::fs::read_to_string(copy.join("config.yaml"))
+            .unwrap()
+            .contains("work-model")
+    );
+    assert!(copy.join("SOUL.md").is_file());
+    assert!(
+        !copy.join("state.db").exists(),
+        "sessions stay with their profile"
+    );
+
+    // Export, then import on a fresh root.
+    let archive = sb.work_path("work.tar.gz");
+    let exported = sb.run(&["profile", "export", "work", "-o", archive.to_str().unwrap()]);
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let other = Sandbox::start();
+    let imported = other.run(&[
+        "profile",
+        "import",
+        archive.to_str().unwrap(),
+        "--name",
+        "moved",
+    ]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let moved = other.home.path().join("profiles/moved");
+    assert!(
+        std::fs::read_to_string(moved.join("SOUL.md"))
+            .unwrap()
+            .contains("work bot")
+    );
+    let listed = stdout(&other.run(&["-p", "moved", "sessions", "list"]));
+    assert!(listed.contains("note this"), "history came along: {listed}");
+
+    let renamed = other.run(&["profile", "rename", "moved", "settled"]);
+    assert!(renamed.status.success(), "{}", stderr(&renamed));
+    let refused = other.run(&["profile", "delete", "settled"]);
+    assert!(!refused.status.success(), "deleting asks first");
+    assert!(other.home.path().join("profiles/settled").is_dir());
+    let deleted = other.run(&["profile", "delete", "settled", "--yes"]);
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    assert!(!other.home.path().join("profiles/settled").exists());
+}
+
+#[test]
+fn gateway_install_dry_run_prints_a_unit_for_the_profile() {
+    let sb = Sandbox::start();
+    assert!(sb.run(&["profile", "create", "bot"]).status.success());
+    let out = sb.run(&["-p", "bot", "gateway", "install", "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unit = stdout(&out);
+    assert!(unit.contains("hermes-gateway-bot.service"), "{unit}");
+    let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    assert!(
+        exec.contains(env!("CARGO_BIN_EXE_hermes")) && exec.contains(" -p bot gateway run"),
+        "{exec}"
+    );
+    assert!(unit.contains(&format!(
+        "Environment=HERMES_HOME={}",
+        sb.home.path().join("profiles/bot").display()
+    )));
+    assert!(
+        !sb.home.path().join(".config/systemd").exists(),
+        "a dry run writes nothing"
+    );
+}
