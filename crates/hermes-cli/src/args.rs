@@ -49,6 +49,8 @@ pub enum Command {
     Dashboard(crate::dashboard_cmd::DashboardArgs),
     /// Profiles (separate homes): list, use, create [--clone], show, rename, delete, export, import.
     Profile(crate::profile_cmd::ProfileArgs),
+    /// Send a message to a configured platform (scripts, cron, CI); no model is asked.
+    Send(crate::send_cmd::SendArgs),
     /// Approve or revoke messaging users who asked to pair (list, approve, revoke, clear-pending).
     Pairing(crate::pairing_cmd::PairingArgs),
     /// Show or change settings (config.yaml and .env).

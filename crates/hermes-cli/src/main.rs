@@ -27,6 +27,7 @@ mod profile;
 mod profile_cmd;
 mod render;
 mod repl;
+mod send_cmd;
 mod session_browser;
 mod session_filters;
 mod sessions;

@@ -4,11 +4,6 @@
 
 /// Command, what it does in the reference, and what to do here meanwhile.
 const MISSING: &[(&str, &str, &str)] = &[
-    (
-        "send",
-        "send a message to a platform from the shell",
-        "it is planned",
-    ),
     ("insights", "usage insights and analytics", "it is planned"),
     (
         "update",

@@ -180,3 +180,64 @@ fn gateway_install_dry_run_prints_a_unit_for_the_profile() {
         "a dry run writes nothing"
     );
 }
+
+#[test]
+fn send_delivers_to_telegram_with_no_model_request() {
+    let Some(tg) = support::telegram::Emulator::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    support::telegram::configure(&sb, &tg, "");
+    // The chat must exist on the emulator's side: the person says hello first.
+    tg.user_says(4242, "hello");
+    let token = ("TELEGRAM_BOT_TOKEN", support::telegram::TOKEN);
+    let sent = sb
+        .command()
+        .env(token.0, token.1)
+        .args([
+            "send",
+            "--to",
+            "telegram:4242",
+            "--subject",
+            "[CI]",
+            "deploy finished",
+        ])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    assert_eq!(stdout(&sent).trim(), "sent");
+    let got = tg.wait_for(4242, "the sent text", |t| t.contains("deploy finished"));
+    // (Sent as MarkdownV2: brackets arrive escaped.)
+    let text = got["text"].as_str().unwrap().replace('\\', "");
+    assert!(text.starts_with("[CI]\n\ndeploy finished"), "{got}");
+
+    // From standard input, as JSON.
+    let mut piped = sb
+        .command()
+        .env(token.0, token.1)
+        .args(["send", "-t", "telegram:4242", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    piped.stdin.take().unwrap().write_all(b"RAM 92%\n").unwrap();
+    let out = piped.wait_with_output().unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["success"], true, "{result}");
+    tg.wait_for(4242, "the piped text", |t| t.contains("RAM 92%"));
+    assert!(sb.mock.chat_requests().is_empty(), "no model was asked");
+
+    // Usage errors exit 2 and say what to do.
+    let nowhere = sb
+        .command()
+        .env(token.0, token.1)
+        .args(["send", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(stderr(&nowhere).contains("--to"), "{}", stderr(&nowhere));
+    let unconfigured = sb.run(&["send", "--to", "telegram:1", "x"]);
+    assert_eq!(unconfigured.status.code(), Some(2));
+    assert!(stderr(&unconfigured).contains("TELEGRAM_BOT_TOKEN"));
+}
