@@ -35,15 +35,16 @@ enum GatewayAction {
     },
     /// Show whether a gateway runs for this HERMES_HOME, and what it serves.
     Status,
-    /// Write a systemd user unit that runs `hermes gateway run` (and enable it with systemctl).
-    Install {
-        /// Only write the unit file; do not call systemctl.
-        #[arg(long = "no-enable")]
-        no_enable: bool,
-        /// Print the unit and where it would go; write nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
+    /// Write a systemd unit that runs `hermes gateway run` (and enable it with systemctl).
+    Install(crate::gateway_service::InstallArgs),
+    /// Stop and remove the systemd unit.
+    Uninstall(crate::gateway_service::Scope),
+    /// Start the installed service.
+    Start(crate::gateway_service::Scope),
+    /// Stop the service (or, without systemd, the gateway running for this home).
+    Stop(crate::gateway_service::Scope),
+    /// Restart the installed service.
+    Restart(crate::gateway_service::Scope),
 }
 
 fn say(line: &str) {
@@ -64,7 +65,11 @@ pub async fn run(args: GatewayArgs, run: &RunArgs) -> Result<ExitCode> {
     match args.action.unwrap_or(GatewayAction::Run { replace: false }) {
         GatewayAction::Run { replace } => serve(setup, replace).await,
         GatewayAction::Status => status(&setup),
-        GatewayAction::Install { no_enable, dry_run } => install(&setup, no_enable, dry_run),
+        GatewayAction::Install(args) => crate::gateway_service::install(&setup, &args),
+        GatewayAction::Uninstall(scope) => crate::gateway_service::uninstall(&setup, &scope),
+        GatewayAction::Start(scope) => crate::gateway_service::control(&setup, &scope, "start"),
+        GatewayAction::Stop(scope) => crate::gateway_service::stop(&setup, &scope),
+        GatewayAction::Restart(scope) => crate::gateway_service::control(&setup, &scope, "restart"),
     }
 }
 
@@ -275,90 +280,28 @@ fn status(setup: &Setup) -> Result<ExitCode> {
         let names: Vec<&str> = messaging.platforms.iter().map(|p| p.name).collect();
         writeln!(out, "Messaging: {}", names.join(", "))?;
     }
+    // What the running gateway last wrote of each platform (gateway_state.json).
+    if lock::running_pid(home).is_some()
+        && let Some(state) = hermes_gateway::status::read(home)
+        && let Some(platforms) = state["platforms"].as_object()
+    {
+        for (name, p) in platforms {
+            let mut line = format!("  {name}: {}", p["state"].as_str().unwrap_or("unknown"));
+            if let Some(error) = p["error_message"].as_str() {
+                line.push_str(&format!(" ({error})"));
+            }
+            if let Some(at) = p["updated_at"].as_str() {
+                line.push_str(&format!(", since {at}"));
+            }
+            if let Some(at) = p["last_message_at"].as_str() {
+                line.push_str(&format!(", last message {at}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
     Ok(if lock::running_pid(home).is_some() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(3)
     })
-}
-
-/// The profile a home is (`profiles/<name>`), for the unit's name and ExecStart.
-fn profile_of(home: &std::path::Path) -> Option<String> {
-    (home.parent()?.file_name()? == "profiles")
-        .then(|| home.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .flatten()
-}
-
-/// The systemd user unit for this binary and home.
-fn unit_text(exe: &std::path::Path, home: &std::path::Path) -> String {
-    let profile = profile_of(home).map_or_else(String::new, |p| format!(" -p {p}"));
-    format!(
-        "[Unit]\nDescription=Hermes Agent gateway{}\nAfter=network-online.target\n\n\
-         [Service]\nType=simple\nEnvironment=HERMES_HOME={home}\nExecStart={exe}{profile} gateway run --replace\n\
-         Restart=on-failure\nRestartSec=5\nKillSignal=SIGTERM\nTimeoutStopSec=40\n\n\
-         [Install]\nWantedBy=default.target\n",
-        profile_of(home).map_or_else(String::new, |p| format!(" (profile {p})")),
-        home = home.display(),
-        exe = exe.display()
-    )
-}
-
-/// `hermes-gateway.service`, or `hermes-gateway-<profile>.service`.
-fn unit_name(home: &std::path::Path) -> String {
-    profile_of(home).map_or_else(
-        || "hermes-gateway".to_owned(),
-        |p| format!("hermes-gateway-{p}"),
-    )
-}
-
-fn install(setup: &Setup, no_enable: bool, dry_run: bool) -> Result<ExitCode> {
-    let exe = std::env::current_exe()?;
-    let user_home = setup
-        .env
-        .get("XDG_CONFIG_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            setup
-                .env
-                .get("HOME")
-                .map(|h| std::path::Path::new(h).join(".config"))
-        })
-        .ok_or_else(|| anyhow::anyhow!("HOME is not set: cannot find ~/.config/systemd/user"))?;
-    let dir = user_home.join("systemd/user");
-    let name = unit_name(setup.home.root());
-    let path = dir.join(format!("{name}.service"));
-    let text = unit_text(&exe, setup.home.root());
-    let mut out = std::io::stdout().lock();
-    if dry_run {
-        writeln!(out, "# {}\n{text}", path.display())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    std::fs::create_dir_all(&dir)?;
-    std::fs::write(&path, text)?;
-    writeln!(out, "Wrote {}", path.display())?;
-    let by_hand = format!("systemctl --user daemon-reload && systemctl --user enable --now {name}");
-    if no_enable {
-        writeln!(out, "Enable it with: {by_hand}")?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let systemctl = |args: &[&str]| {
-        std::process::Command::new("systemctl")
-            .arg("--user")
-            .args(args)
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if systemctl(&["daemon-reload"]) && systemctl(&["enable", "--now", &name]) {
-        writeln!(
-            out,
-            "Enabled and started {name} (systemctl --user status {name})"
-        )?;
-        Ok(ExitCode::SUCCESS)
-    } else {
-        writeln!(
-            out,
-            "systemctl --user did not succeed (no systemd user session here?); start it yourself: {by_hand}"
-        )?;
-        Ok(ExitCode::FAILURE)
-    }
 }

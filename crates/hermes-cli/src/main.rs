@@ -14,6 +14,7 @@ mod dashboard_cmd;
 mod doctor;
 mod driver;
 mod gateway_cmd;
+mod gateway_service;
 mod hooks_cmd;
 mod logging;
 mod logs_cmd;

@@ -241,3 +241,42 @@ fn send_delivers_to_telegram_with_no_model_request() {
     assert_eq!(unconfigured.status.code(), Some(2));
     assert!(stderr(&unconfigured).contains("TELEGRAM_BOT_TOKEN"));
 }
+
+#[test]
+fn gateway_stop_without_a_service_stops_the_gateway_of_this_home() {
+    let sb = Sandbox::start();
+    let mut gw = support::gateway::gateway(&sb, "");
+    let status = sb.run(&["gateway", "status"]);
+    assert!(
+        stdout(&status).contains("Gateway: running"),
+        "{}",
+        stdout(&status)
+    );
+    let stopped = sb.run(&["gateway", "stop"]);
+    assert!(
+        stopped.status.success(),
+        "{}{}",
+        stdout(&stopped),
+        stderr(&stopped)
+    );
+    assert!(
+        stdout(&stopped).contains(&format!("(pid {})", gw.child.id())),
+        "{}",
+        stdout(&stopped)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while gw.child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the gateway kept running"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.path().join("gateway_state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["gateway_state"], "stopped", "{state}");
+    let again = sb.run(&["gateway", "stop"]);
+    assert_eq!(again.status.code(), Some(1));
+}
