@@ -33,6 +33,7 @@ mod session_browser;
 mod session_filters;
 mod sessions;
 mod sessions_bulk;
+mod sessions_export;
 mod sessions_migrate;
 mod setup_cmd;
 mod skills_cmd;

@@ -53,16 +53,7 @@ enum SessionsAction {
         sort: String,
     },
     /// Export sessions as JSONL (one session per line).
-    Export {
-        /// Output file, or - for stdout.
-        output: String,
-        /// Only this session (id, prefix or title).
-        #[arg(long = "session-id")]
-        session_id: Option<String>,
-        /// Only sessions from this source.
-        #[arg(long)]
-        source: Option<String>,
-    },
+    Export(crate::sessions_export::ExportArgs),
     /// Delete a session and its messages.
     Delete {
         /// Session id, unique id prefix, or title.
@@ -155,7 +146,7 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
     if let Ok(hermes_session::stores::StoreChoice::Postgres { url, schema }) =
         hermes_session::stores::choice(&setup)
     {
-        return on_postgres(args.action, &url, &schema);
+        return on_postgres(args.action, &url, &schema, home.root());
     }
     let mut db = SessionDb::open(&home.state_db())
         .with_context(|| format!("cannot open {}", home.state_db().display()))?;
@@ -179,11 +170,9 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode> {
             role,
             sort,
         } => search(&mut out, &db, query, limit, role, &sort)?,
-        SessionsAction::Export {
-            output,
-            session_id,
-            source,
-        } => export(&mut out, &admin, session_id, source, &output, named)?,
+        SessionsAction::Export(export) => {
+            crate::sessions_export::export(&mut out, &admin, home.root(), &export, &named)?;
+        }
         SessionsAction::Delete { session_id, yes } => {
             delete(&mut out, &admin, &named(&session_id)?, yes)?;
         }
@@ -251,50 +240,6 @@ fn delete(out: &mut impl Write, admin: &dyn SessionAdmin, id: &str, yes: bool) -
     confirm(yes, &format!("Delete session {id} and all its messages?"))?;
     if admin.delete_session(id)? {
         writeln!(out, "Deleted session {id}.")?;
-    }
-    Ok(())
-}
-
-/// `hermes sessions export`: one JSON line per session (the one `session_id`
-/// names, else every session, children included, optionally of one
-/// `source`), to `output` or stdout (`-`).
-fn export(
-    out: &mut impl Write,
-    admin: &dyn SessionAdmin,
-    session_id: Option<String>,
-    source: Option<String>,
-    output: &str,
-    named: impl Fn(&str) -> Result<String>,
-) -> Result<()> {
-    let ids: Vec<String> = match session_id {
-        Some(key) => vec![named(&key)?],
-        None => admin
-            .list_sessions(&ListFilter {
-                source,
-                limit: usize::MAX,
-                include_children: true,
-                ..ListFilter::default()
-            })?
-            .into_iter()
-            .map(|s| s.id)
-            .collect(),
-    };
-    let mut text = String::new();
-    for id in &ids {
-        if let Some(export) = admin.export_session(id)? {
-            text.push_str(&serde_json::to_string(&export)?);
-            text.push('\n');
-        }
-    }
-    if output == "-" {
-        out.write_all(text.as_bytes())?;
-    } else {
-        std::fs::write(output, text).with_context(|| format!("cannot write {output}"))?;
-        writeln!(
-            std::io::stderr(),
-            "Exported {} session(s) to {output}",
-            ids.len()
-        )?;
     }
     Ok(())
 }
@@ -371,7 +316,12 @@ fn search(
 
 /// The actions that work on a PostgreSQL store (`sessiondb.provider:
 /// postgresql`); the others say how to get at the sessions.
-fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCode> {
+fn on_postgres(
+    action: SessionsAction,
+    url: &str,
+    schema: &str,
+    home: &std::path::Path,
+) -> Result<ExitCode> {
     use hermes_session::SessionStore;
     let store = hermes_postgres::PgStore::open(hermes_postgres::Target::parse(url, schema)?)?;
     let mut out = std::io::stdout().lock();
@@ -386,11 +336,9 @@ fn on_postgres(action: SessionsAction, url: &str, schema: &str) -> Result<ExitCo
             session,
             json: true,
         } => show_json(&mut out, &store, &named(&session)?)?,
-        SessionsAction::Export {
-            output,
-            session_id,
-            source,
-        } => export(&mut out, &store, session_id, source, &output, named)?,
+        SessionsAction::Export(export) => {
+            crate::sessions_export::export(&mut out, &store, home, &export, &named)?;
+        }
         SessionsAction::Prune {
             filters,
             include_archived,

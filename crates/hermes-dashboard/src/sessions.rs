@@ -9,7 +9,6 @@ use axum::Json;
 use axum::extract::{Path, Query, State as Extract};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use hermes_state::session_db::content_text;
 use hermes_state::{ListFilter, SearchQuery, SessionRow, StoredMessage};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -118,24 +117,13 @@ pub(crate) async fn search(
 }
 
 fn message_json(m: &StoredMessage) -> Value {
-    let calls: Vec<Value> = m
-        .tool_calls
-        .as_deref()
-        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .map(|c| {
-            json!({
-                "id": c["id"],
-                "name": c["function"]["name"],
-                "arguments": c["function"]["arguments"],
-            })
-        })
+    let calls: Vec<Value> = hermes_state::transcript::calls(m)
+        .into_iter()
+        .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
         .collect();
     json!({
         "role": m.role,
-        "content": m.content.as_deref().map(content_text).unwrap_or_default(),
+        "content": hermes_state::transcript::text(m),
         "tool_calls": calls,
         "tool_call_id": m.tool_call_id,
         "tool_name": m.tool_name,
@@ -243,8 +231,9 @@ pub(crate) async fn export(
         }
         "md" => {
             let (row, messages) = load(&state, id).await?;
+            let as_is = |t: &str| t.to_owned();
             (
-                markdown(&row, &messages),
+                hermes_state::transcript::markdown(&row, &messages, &as_is),
                 "text/markdown; charset=utf-8",
                 "md",
             )
@@ -264,38 +253,6 @@ pub(crate) async fn export(
         body,
     )
         .into_response())
-}
-
-/// A transcript a person reads: the messages, tool calls and their results.
-fn markdown(row: &SessionRow, messages: &[StoredMessage]) -> String {
-    let mut out = format!(
-        "# {}\n\n- Session: `{}`\n- Source: {}\n- Model: {}\n",
-        row.title.as_deref().unwrap_or("Untitled session"),
-        row.id,
-        row.source,
-        row.model.as_deref().unwrap_or("?")
-    );
-    for m in messages {
-        let shown = message_json(m);
-        let content = shown["content"].as_str().unwrap_or("");
-        match m.role.as_str() {
-            "tool" => out.push_str(&format!(
-                "\n### Result of {}\n\n```\n{content}\n```\n",
-                m.tool_name.as_deref().unwrap_or("a tool")
-            )),
-            role => {
-                out.push_str(&format!("\n## {role}\n\n{content}\n"));
-                for call in shown["tool_calls"].as_array().into_iter().flatten() {
-                    out.push_str(&format!(
-                        "\n**Tool call** `{}`\n\n```json\n{}\n```\n",
-                        call["name"].as_str().unwrap_or("?"),
-                        call["arguments"].as_str().unwrap_or("")
-                    ));
-                }
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod settings;
 pub mod skills;
 pub mod store;
 pub mod time;
+pub mod transcript;
 
 pub use config::{AgentConfig, Config, ConfigError, ModelConfig};
 pub use env::Env;

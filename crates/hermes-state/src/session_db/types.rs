@@ -68,7 +68,7 @@ pub struct UsageDelta {
 }
 
 /// One row of `sessions` (the columns this port uses; all others are kept untouched).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SessionRow {
     /// Session id.
     pub id: String,

@@ -1,0 +1,72 @@
+//! `hermes sessions export --format md|html [--redact] [--lineage logical]`
+//! through the binary; the HTML page is opened in headless Chromium.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use hermes_mock::Reply;
+use support::*;
+
+const PLANTED: &str = "sk-proj-PLANTEDsecret0123456789abcdefABCDEF";
+
+#[test]
+fn html_and_markdown_transcripts_render_and_redact() {
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        &serde_json::json!({"command": "echo <b>bold</b>"}).to_string(),
+    ));
+    sb.mock.push(Reply::text("Done: it printed the markup."));
+    let out = sb.chat(&format!("my key is {PLANTED}, run echo"), &["--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = session_id_of(&out);
+
+    let folder = sb.work_path("exports");
+    let html = sb.run(&[
+        "sessions",
+        "export",
+        folder.to_str().unwrap(),
+        "--format",
+        "html",
+        "--redact",
+        "--session-id",
+        &id,
+    ]);
+    assert!(html.status.success(), "{}", stderr(&html));
+    let page_path = folder.join(format!("{id}.html"));
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    assert!(!page.contains(PLANTED), "redacted");
+    assert!(
+        page.contains("&lt;b&gt;bold&lt;/b&gt;") || page.contains("echo &lt;b&gt;"),
+        "{page}"
+    );
+
+    let md = sb.run(&[
+        "sessions",
+        "export",
+        folder.to_str().unwrap(),
+        "--format",
+        "md",
+        "--session-id",
+        &id,
+    ]);
+    assert!(md.status.success());
+    let text = std::fs::read_to_string(folder.join(format!("{id}.md"))).unwrap();
+    assert!(text.contains(PLANTED), "not redacted unless asked");
+    assert!(text.contains("**Tool call** `terminal`") && text.contains("Done: it printed"));
+
+    // The page renders in a browser: the transcript is there as text.
+    let chromium = std::env::var("HERMES_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if std::path::Path::new(&chromium).is_file() {
+        let dom = std::process::Command::new(&chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+            .arg(format!("file://{}", page_path.display()))
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        assert!(dom.contains("Done: it printed the markup."), "{dom}");
+        assert!(dom.contains("class=\"msg user\""), "{dom}");
+        assert!(!dom.contains(PLANTED));
+    }
+}
