@@ -49,6 +49,8 @@ pub enum Command {
     Dashboard(crate::dashboard_cmd::DashboardArgs),
     /// Profiles (separate homes): list, use, create [--clone], show, rename, delete, export, import.
     Profile(crate::profile_cmd::ProfileArgs),
+    /// Usage insights: sessions, tokens, cost, models, platforms, top tools, busiest hours.
+    Insights(crate::insights_cmd::InsightsArgs),
     /// Send a message to a configured platform (scripts, cron, CI); no model is asked.
     Send(crate::send_cmd::SendArgs),
     /// Approve or revoke messaging users who asked to pair (list, approve, revoke, clear-pending).

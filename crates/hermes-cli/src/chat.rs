@@ -43,6 +43,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Dashboard(args))) => crate::dashboard_cmd::run(args, &cli.run).await,
         (None, Some(Command::Profile(args))) => crate::profile_cmd::run(args),
         (None, Some(Command::Send(args))) => crate::send_cmd::run(args, &cli.run).await,
+        (None, Some(Command::Insights(args))) => crate::insights_cmd::run(&args, &cli.run),
         (None, Some(Command::Config(args))) => crate::config_cmd::run(args, &cli.run),
         (None, Some(Command::Status)) => {
             load_setup(&cli.run).and_then(|setup| crate::status_cmd::status(&setup))

@@ -16,6 +16,7 @@ mod driver;
 mod gateway_cmd;
 mod gateway_service;
 mod hooks_cmd;
+mod insights_cmd;
 mod logging;
 mod logs_cmd;
 mod markdown;

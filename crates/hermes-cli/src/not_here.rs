@@ -4,7 +4,6 @@
 
 /// Command, what it does in the reference, and what to do here meanwhile.
 const MISSING: &[(&str, &str, &str)] = &[
-    ("insights", "usage insights and analytics", "it is planned"),
     (
         "update",
         "update a pip install",
@@ -174,12 +173,12 @@ mod tests {
 
     #[test]
     fn missing_commands_are_named() {
-        let said = explain(&words("insights --days 7")).unwrap();
-        assert!(said.starts_with("hermes insights: not in hermes-rs yet"));
+        let said = explain(&words("backup --days 7")).unwrap();
+        assert!(said.starts_with("hermes backup: not in hermes-rs yet"));
         assert!(
-            explain(&words("-m gpt-5 insights"))
+            explain(&words("-m gpt-5 kanban"))
                 .unwrap()
-                .contains("insights")
+                .contains("kanban")
         );
         assert_eq!(explain(&words("profile list")), None, "built now");
     }
@@ -187,7 +186,7 @@ mod tests {
     #[test]
     fn real_commands_and_flag_values_are_left_alone() {
         assert_eq!(explain(&words("chat -q hi")), None);
-        assert_eq!(explain(&words("-m insights chat")), None);
+        assert_eq!(explain(&words("-m kanban chat")), None);
         assert_eq!(explain(&words("dashboard")), None, "built now");
         assert_eq!(explain(&words("nonsense")), None);
     }

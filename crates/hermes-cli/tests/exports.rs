@@ -70,3 +70,42 @@ fn html_and_markdown_transcripts_render_and_redact() {
         assert!(!dom.contains(PLANTED));
     }
 }
+
+#[test]
+fn insights_sum_sessions_tokens_tools_and_hours() {
+    let sb = Sandbox::start();
+    sb.mock.push(Reply::tool_call(
+        "c1",
+        "terminal",
+        &serde_json::json!({"command": "echo hi"}).to_string(),
+    ));
+    sb.mock.push(Reply::text("one").with_usage(1000, 50));
+    assert!(sb.chat("first", &["--yolo"]).status.success());
+    sb.mock.push(Reply::text("two").with_usage(500, 20));
+    assert!(sb.chat("second", &[]).status.success());
+
+    let out = sb.run(&["insights", "--days", "7"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("📊 Hermes Insights") && text.contains("Last 7 days"),
+        "{text}"
+    );
+    let line = |label: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {text}"))
+            .to_owned()
+    };
+    assert!(
+        line("Sessions:").contains("Sessions:          2 "),
+        "{text}"
+    );
+    assert!(line("Tool calls:").contains(" 1 "), "{text}");
+    assert!(text.contains("mock-model"), "{text}");
+    assert!(line("terminal").contains("100.0%"), "{text}");
+    assert!(text.contains("Peak hours (UTC):"), "{text}");
+
+    let none = sb.run(&["insights", "--source", "telegram"]);
+    assert!(stdout(&none).contains("No sessions found in the last 30 days (source: telegram)."));
+}

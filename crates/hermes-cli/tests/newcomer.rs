@@ -313,7 +313,7 @@ fn tools_list_says_what_the_model_is_offered_and_why_not() {
 #[test]
 fn the_references_missing_commands_say_what_they_are() {
     let sb = Sandbox::start();
-    for args in [&["insights"][..], &["update"], &["backup"]] {
+    for args in [&["kanban"][..], &["update"], &["backup"]] {
         let out = sb.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let said = stderr(&out);
