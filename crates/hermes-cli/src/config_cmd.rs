@@ -24,6 +24,8 @@ pub struct ConfigArgs {
 enum ConfigAction {
     /// Show the current configuration (the default).
     Show,
+    /// List config.yaml keys that nothing reads (typos) or that this build does not honour yet.
+    Check,
     /// Open config.yaml in $EDITOR.
     Edit,
     /// Print a configuration value (defaults included).
@@ -61,6 +63,7 @@ pub fn run(args: ConfigArgs, run: &RunArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match args.action.unwrap_or(ConfigAction::Show) {
         ConfigAction::Path => writeln!(out, "{}", home.config_file().display())?,
+        ConfigAction::Check => return check(&home),
         ConfigAction::EnvPath => writeln!(out, "{}", home.env_file().display())?,
         ConfigAction::Edit => return edit(&home),
         ConfigAction::Show => crate::status_cmd::show_config(&crate::chat::load_setup(run)?)?,
@@ -141,6 +144,71 @@ fn warn_after_set(key: &str, force: bool, run: &RunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `hermes config check`: each key of config.yaml nothing reads, or that the
+/// reference reads and this build does not yet; exit 1 when there is one.
+fn check(home: &HermesHome) -> Result<ExitCode> {
+    let tree = config_set::user_tree(home)?;
+    let mut keys = Vec::new();
+    leaves("", &tree, &mut keys);
+    let mut out = std::io::stdout().lock();
+    let mut found = 0;
+    for key in &keys {
+        match config_set::status(key) {
+            config_set::KeyStatus::Honoured => {}
+            config_set::KeyStatus::NotHonoured => {
+                found += 1;
+                writeln!(
+                    out,
+                    "⚠ {key}: read by the reference, not by hermes-rs yet (ignored)"
+                )?;
+            }
+            config_set::KeyStatus::Unknown(near) => {
+                found += 1;
+                match near {
+                    Some(near) => {
+                        writeln!(out, "✗ {key}: not a config key — did you mean {near}?")?
+                    }
+                    None => writeln!(out, "✗ {key}: not a config key (nothing reads it)")?,
+                }
+            }
+        }
+    }
+    if found == 0 {
+        writeln!(
+            out,
+            "✓ All {} keys in {} are read.",
+            keys.len(),
+            home.config_file().display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "{found} of {} keys in {} will not take effect.",
+        keys.len(),
+        home.config_file().display()
+    )?;
+    Ok(ExitCode::FAILURE)
+}
+
+/// The dotted paths of a tree's leaves (open sections count as one leaf each level).
+fn leaves(prefix: &str, value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves(&key, v, out);
+            }
+        }
+        _ if !prefix.is_empty() => out.push(prefix.to_owned()),
+        _ => {}
+    }
 }
 
 fn usage(line: &str, examples: &[&str]) -> Result<ExitCode> {

@@ -109,3 +109,23 @@ fn insights_sum_sessions_tokens_tools_and_hours() {
     let none = sb.run(&["insights", "--source", "telegram"]);
     assert!(stdout(&none).contains("No sessions found in the last 30 days (source: telegram)."));
 }
+
+#[test]
+fn config_check_names_keys_that_will_not_take_effect() {
+    let sb = Sandbox::start();
+    let clean = sb.run(&["config", "check"]);
+    assert!(clean.status.success(), "{}", stdout(&clean));
+    assert!(stdout(&clean).starts_with("✓ All"));
+    sb.add_config("display:\n  skinn: dark\ntts:\n  provider: edge\n");
+    let out = sb.run(&["config", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("✗ display.skinn: not a config key — did you mean display.skin?"),
+        "{text}"
+    );
+    assert!(
+        text.contains("⚠ tts.provider: read by the reference, not by hermes-rs yet"),
+        "{text}"
+    );
+}

@@ -135,6 +135,64 @@ pub fn refusal(key: &str, value: &str) -> Option<String> {
     None
 }
 
+/// Sections the reference reads that this build does not act on yet.
+const NOT_HONOURED: &[&str] = &[
+    "tts",
+    "stt",
+    "voice",
+    "honcho",
+    "kanban",
+    "curator",
+    "x_search",
+    "computer_use",
+    "moa",
+    "lsp",
+    "pets",
+    "desktop",
+    "whatsapp",
+    "signal",
+    "mattermost",
+    "matrix",
+    "email",
+    "sms",
+    "dingtalk",
+    "feishu",
+    "wecom",
+    "weixin",
+    "qqbot",
+    "yuanbao",
+    "bluebubbles",
+    "vertex",
+    "onboarding",
+    "updates",
+];
+
+/// What `hermes config check` says of one key of config.yaml.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyStatus {
+    /// Read and acted on.
+    Honoured,
+    /// The reference reads it; this build does not yet.
+    NotHonoured,
+    /// Nobody reads it (maybe a typo of the suggestion).
+    Unknown(Option<String>),
+}
+
+/// How a dotted key of config.yaml is taken.
+pub fn status(key: &str) -> KeyStatus {
+    match check_key(key) {
+        KeyCheck::Unknown(near) => KeyStatus::Unknown(near),
+        KeyCheck::Known => {
+            let top = key.split('.').next().unwrap_or(key);
+            if NOT_HONOURED.contains(&top) {
+                KeyStatus::NotHonoured
+            } else {
+                KeyStatus::Honoured
+            }
+        }
+    }
+}
+
 /// Whether a value under `key` is shown masked (its name says it is a secret).
 pub fn is_secret_name(key: &str) -> bool {
     let last = key.rsplit('.').next().unwrap_or(key).to_ascii_lowercase();
