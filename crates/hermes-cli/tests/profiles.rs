@@ -280,3 +280,64 @@ fn gateway_stop_without_a_service_stops_the_gateway_of_this_home() {
     let again = sb.run(&["gateway", "stop"]);
     assert_eq!(again.status.code(), Some(1));
 }
+
+#[test]
+fn a_profile_made_by_the_reference_opens_and_resumes_here() {
+    let Some(python) =
+        std::env::var_os("HERMES_REF_PYTHON").filter(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("skipped: set HERMES_REF_PYTHON to a Python with hermes-agent==0.19.0");
+        return;
+    };
+    let sb = Sandbox::start();
+    // The reference's own profile code and session store, on this root.
+    let script = r#"
+import pathlib, sys
+from hermes_cli.profiles import create_profile
+import hermes_state
+d = create_profile("refbot")
+db = hermes_state.SessionDB(db_path=pathlib.Path(d) / "state.db")
+db.create_session("20250401_100000_abcdef", "cli", model="mock-model")
+db.append_message("20250401_100000_abcdef", "user", content="remember the word papaya")
+db.append_message("20250401_100000_abcdef", "assistant", content="Noted: papaya.")
+print(d)
+"#;
+    let made = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .env("HERMES_HOME", sb.home.path())
+        .env("HOME", sb.home.path())
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "reference failed: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let dir = sb.home.path().join("profiles/refbot");
+    assert!(dir.is_dir(), "{}", String::from_utf8_lossy(&made.stdout));
+    std::fs::write(
+        dir.join("config.yaml"),
+        format!(
+            "auxiliary:\n  title_generation:\n    enabled: false\nagent:\n  api_max_retries: 0\nmodel:\n  provider: custom\n  base_url: {}\n  default: mock-model\n",
+            sb.mock.base_url()
+        ),
+    )
+    .unwrap();
+    let listed = stdout(&sb.run(&["profile", "list"]));
+    assert!(listed.contains("refbot"), "{listed}");
+    sb.mock.push(Reply::text("It was papaya."));
+    let out = sb.run(&[
+        "-p",
+        "refbot",
+        "chat",
+        "--resume",
+        "20250401_100000_abcdef",
+        "-q",
+        "which word?",
+        "-Q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = sb.mock.chat_requests().last().unwrap().to_string();
+    assert!(sent.contains("remember the word papaya"), "{sent}");
+}
