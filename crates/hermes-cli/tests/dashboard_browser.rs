@@ -51,13 +51,24 @@ fn a_person_chats_approves_searches_schedules_and_configures_in_a_browser() {
         .unwrap_or_else(|| sb.work_path("shots"));
     std::fs::create_dir_all(&shots).unwrap();
     let script = fixture("dashboard_e2e.mjs");
+    // Its own process group, so a browser left behind by a failure dies with it.
+    use std::os::unix::process::CommandExt;
     let out = std::process::Command::new("node")
         .arg(&script)
         .arg(format!("http://127.0.0.1:{}/", dash.port))
         .arg(&shots)
         .env("HERMES_PLAYWRIGHT", &modules)
-        .output()
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let group = out.id();
+    let out = out.wait_with_output().unwrap();
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &format!("-{group}")])
+        .stderr(std::process::Stdio::null())
+        .status();
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success() && said.contains("ALL DONE"), "{said}");
 

@@ -60,7 +60,14 @@ fn html_and_markdown_transcripts_render_and_redact() {
     let chromium = std::env::var("HERMES_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     if std::path::Path::new(&chromium).is_file() {
         let dom = std::process::Command::new(&chromium)
-            .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-dev-shm-usage",
+                "--dump-dom",
+            ])
             .arg(format!("file://{}", page_path.display()))
             .output()
             .unwrap();
