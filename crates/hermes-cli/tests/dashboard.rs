@@ -464,3 +464,58 @@ fn a_clarify_question_waits_for_the_pages_answer() {
         "the answer reached the model: {sent}"
     );
 }
+
+#[test]
+fn the_stop_button_interrupts_and_the_model_can_be_switched() {
+    let sb = Sandbox::start();
+    sb.mock.push(
+        Reply::text("a long answer that never quite ends")
+            .with_delay(std::time::Duration::from_secs(30)),
+    );
+    sb.mock.push(Reply::text("From the other model."));
+    let dash = start(&sb, &[]);
+    let (_, chat) = dash.send("POST", "/api/chat", &json!({}));
+    let id = chat["chat_id"].as_str().unwrap().to_owned();
+    dash.send(
+        "POST",
+        &format!("/api/chat/{id}/send"),
+        &json!({"text": "go on"}),
+    );
+    // Give the request time to reach the model, then press Stop.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sb.mock.chat_requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the turn never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (status, _) = dash.send("POST", &format!("/api/chat/{id}/interrupt"), &json!({}));
+    assert_eq!(status, 200);
+    let (events, last) = dash.events_until(&id, 0, |e| is(e, "turn_complete") || is(e, "error"));
+    let end = events.last().unwrap();
+    assert!(
+        end["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("Interrupt"))
+            || is(end, "error"),
+        "{end}"
+    );
+
+    let (status, _) = dash.send(
+        "POST",
+        &format!("/api/chat/{id}/model"),
+        &json!({"model": "other-model"}),
+    );
+    assert_eq!(status, 200);
+    let (events, last) = dash.events_until(&id, last, |e| is(e, "model_changed") || is(e, "error"));
+    assert_eq!(events.last().unwrap()["model"], "other-model", "{events:?}");
+    dash.send(
+        "POST",
+        &format!("/api/chat/{id}/send"),
+        &json!({"text": "and now?"}),
+    );
+    dash.events_until(&id, last, |e| is(e, "turn_complete"));
+    let asked = sb.mock.chat_requests();
+    assert_eq!(asked.last().unwrap()["model"], "other-model");
+}
