@@ -140,7 +140,8 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
                 log(LogLevel::Error, API_LOGGER, &format!("[Api_Server] {e}"));
                 anyhow::Error::msg(e)
             })?
-            .with_log(log.clone());
+            .with_log(log.clone())
+            .with_profiles(multiplexed(&manager, &log));
         let addr = server
             .local_addr()
             .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
@@ -172,6 +173,54 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     status.gateway("stopped");
     log(LogLevel::Info, RUN_LOGGER, "stopped.");
     Ok(ExitCode::SUCCESS)
+}
+
+/// With `gateway.multiplex_profiles: true`, every other profile under the
+/// root, each with its own home (its config, .env, state.db), for the API
+/// server's `/p/<name>/…` routes. Its environment is this process's own plus
+/// the profile's `.env` — never the default profile's keys.
+fn multiplexed(manager: &SessionManager, log: &LogFn) -> Vec<(String, SessionManager)> {
+    let setup = manager.services().setup();
+    if setup.config.raw.pointer("/gateway/multiplex_profiles")
+        != Some(&serde_json::Value::Bool(true))
+    {
+        return Vec::new();
+    }
+    let Some(root) = crate::profile::root(
+        std::env::var("HERMES_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    ) else {
+        return Vec::new();
+    };
+    let mut served = Vec::new();
+    for name in crate::profile::names(&root) {
+        let dir = crate::profile::dir(&root, &name);
+        if name == "default" || dir == setup.home.root() {
+            continue;
+        }
+        let mut env = hermes_state::Env::from_pairs(std::env::vars());
+        env.set("HERMES_HOME", dir.display().to_string());
+        match Setup::load(env, false) {
+            Ok(profile) => served.push((name, SessionManager::new(profile))),
+            Err(e) => log(
+                LogLevel::Warning,
+                API_LOGGER,
+                &format!("profile {name} is not served: {e}"),
+            ),
+        }
+    }
+    if !served.is_empty() {
+        let names: Vec<&str> = served.iter().map(|(n, _)| n.as_str()).collect();
+        log(
+            LogLevel::Info,
+            API_LOGGER,
+            &format!(
+                "also serving profiles under /p/<name>/: {}",
+                names.join(", ")
+            ),
+        );
+    }
+    served
 }
 
 /// Gateway lines go to `logs/gateway.log` (and agent/errors logs) and to

@@ -108,6 +108,20 @@ pub(crate) fn active(root: &Path) -> String {
         .unwrap_or_else(|| "default".to_owned())
 }
 
+/// The names of every profile, `default` first.
+pub(crate) fn names(root: &Path) -> Vec<String> {
+    let mut named: Vec<String> = std::fs::read_dir(root.join("profiles"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| valid(n))
+        .collect();
+    named.sort();
+    std::iter::once("default".to_owned()).chain(named).collect()
+}
+
 /// Where `-p NAME` is in `args`: its index, how many words, and the name.
 fn flag(args: &[String]) -> Option<(usize, usize, String)> {
     let mut i = 0;

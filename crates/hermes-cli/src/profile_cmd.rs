@@ -157,20 +157,6 @@ fn existing(root: &Path, name: &str) -> Result<(String, PathBuf)> {
     Ok((name, dir))
 }
 
-/// The names of every profile, `default` first.
-fn names(root: &Path) -> Vec<String> {
-    let mut named: Vec<String> = std::fs::read_dir(root.join("profiles"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| profile::valid(n))
-        .collect();
-    named.sort();
-    std::iter::once("default".to_owned()).chain(named).collect()
-}
-
 /// The model config.yaml names, if any.
 fn model_of(dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(dir.join("config.yaml")).ok()?;
@@ -316,7 +302,7 @@ fn list(out: &mut impl Write, root: &Path) -> Result<()> {
         "─".repeat(27),
         "─".repeat(11)
     )?;
-    for name in names(root) {
+    for name in profile::names(root) {
         let dir = profile::dir(root, &name);
         let marker = if name == active { " ◆" } else { "  " };
         let model: String = model_of(&dir)

@@ -341,3 +341,39 @@ print(d)
     let sent = sb.mock.chat_requests().last().unwrap().to_string();
     assert!(sent.contains("remember the word papaya"), "{sent}");
 }
+
+#[test]
+fn one_api_server_serves_every_profile_under_p_name_when_multiplexing() {
+    let sb = Sandbox::start();
+    profile_with_model(&sb, "work", "work-model");
+    sb.mock.push(Reply::text("root says hi"));
+    sb.mock.push(Reply::text("work says hi"));
+    let gw = support::gateway::gateway(&sb, "gateway:\n  multiplex_profiles: true\n");
+    let body = serde_json::json!({"messages": [{"role": "user", "content": "hi"}]});
+    let (status, _, root_answer) = support::gateway::post(&gw, "/v1/chat/completions", &body);
+    assert_eq!(status, 200, "{root_answer}");
+    let (status, headers, work_answer) =
+        support::gateway::post(&gw, "/p/work/v1/chat/completions", &body);
+    assert_eq!(status, 200, "{work_answer}");
+    assert_eq!(
+        work_answer["choices"][0]["message"]["content"],
+        "work says hi"
+    );
+    assert_eq!(models_asked(&sb), ["mock-model", "work-model"]);
+    // The work profile's session is in its own state.db.
+    let session = support::gateway::header(&headers, "x-hermes-session-id")
+        .unwrap()
+        .to_owned();
+    let listed = stdout(&sb.run(&["-p", "work", "sessions", "list"]));
+    assert!(listed.contains(&session), "{listed}");
+    let (key, value) = support::gateway::auth();
+    let (missing, _, _) = support::gateway::http_try(
+        gw.port,
+        "GET",
+        "/p/nope/v1/models",
+        &[(key, value.as_str())],
+        "",
+    )
+    .unwrap();
+    assert_eq!(missing, 404);
+}

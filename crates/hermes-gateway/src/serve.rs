@@ -28,6 +28,8 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(20);
 pub struct Server {
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
+    /// Other profiles served under `/p/<name>/` (`gateway.multiplex_profiles`).
+    profiles: Vec<(String, Arc<AppState>)>,
 }
 
 impl Server {
@@ -44,7 +46,21 @@ impl Server {
         Ok(Self {
             listener,
             state: Arc::new(AppState::new(config, manager, cwd)),
+            profiles: Vec::new(),
         })
+    }
+
+    /// Also serves each `(name, manager)` under `/p/<name>/…` with its own
+    /// sessions, config and keys; the listener's key and limits apply to all.
+    #[must_use]
+    pub fn with_profiles(mut self, profiles: Vec<(String, SessionManager)>) -> Self {
+        for (name, manager) in profiles {
+            let mut state =
+                AppState::new(self.state.config.clone(), manager, self.state.cwd.clone());
+            state.log.clone_from(&self.state.log);
+            self.profiles.push((name, Arc::new(state)));
+        }
+        self
     }
 
     /// Logs a line per request (health checks aside) through `log`.
@@ -64,11 +80,15 @@ impl Server {
     /// Serves until `stop` fires, then stops accepting and waits (up to
     /// [`DRAIN_TIMEOUT`]) for runs in flight to finish.
     pub async fn run(self, stop: CancellationToken) -> Result<(), String> {
-        let state = self.state.clone();
-        let app = router(self.state);
+        let mut states = vec![self.state.clone()];
+        let mut app = router(self.state);
+        for (name, state) in self.profiles {
+            states.push(state.clone());
+            app = app.nest(&format!("/p/{name}"), router(state));
+        }
         serve(self.listener, app, stop, HEADER_READ_TIMEOUT).await;
         let deadline = Instant::now() + DRAIN_TIMEOUT;
-        while state.inflight.count() > 0 && Instant::now() < deadline {
+        while states.iter().any(|s| s.inflight.count() > 0) && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Ok(())
