@@ -120,8 +120,13 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     }
     tick_cron(manager.clone(), files.clone(), log.clone());
     status.gateway("running");
+    let mut counted: Vec<Arc<dyn Fn() -> usize + Send + Sync>> = Vec::new();
     let mut tasks = Vec::new();
     if let Some(messaging) = messaging {
+        let turns = messaging.turns_in_flight();
+        counted.push(Arc::new(move || {
+            turns.load(std::sync::atomic::Ordering::Relaxed)
+        }));
         log(
             LogLevel::Info,
             RUN_LOGGER,
@@ -142,6 +147,9 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
             })?
             .with_log(log.clone())
             .with_profiles(multiplexed(&manager, &log));
+        for inflight in server.inflight() {
+            counted.push(Arc::new(move || inflight.count()));
+        }
         let addr = server
             .local_addr()
             .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
@@ -161,6 +169,7 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         let stop = stop.clone();
         tasks.push(tokio::spawn(async move { server.run(stop).await }));
     }
+    count_sessions(status.clone(), counted, stop.clone());
     for task in tasks {
         match task.await {
             Ok(Err(e)) => bail!(e),
@@ -240,6 +249,25 @@ fn gateway_log(files: &Arc<LogFiles>) -> LogFn {
             say(&format!("Hermes gateway: {line}"));
         }
     })
+}
+
+/// Writes the sessions working now (chat turns and API runs) to
+/// `gateway_state.json` as `active_agents`, checked every two seconds.
+fn count_sessions(
+    status: Arc<hermes_gateway::status::RuntimeStatus>,
+    counted: Vec<Arc<dyn Fn() -> usize + Send + Sync>>,
+    stop: CancellationToken,
+) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(2));
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = every.tick() => {}
+            }
+            status.active_agents(counted.iter().map(|count| count()).sum());
+        }
+    });
 }
 
 /// Ctrl+C or SIGTERM fires `stop` (runs in flight are finished first).
@@ -329,11 +357,14 @@ fn status(setup: &Setup) -> Result<ExitCode> {
         let names: Vec<&str> = messaging.platforms.iter().map(|p| p.name).collect();
         writeln!(out, "Messaging: {}", names.join(", "))?;
     }
-    // What the running gateway last wrote of each platform (gateway_state.json).
-    if lock::running_pid(home).is_some()
-        && let Some(state) = hermes_gateway::status::read(home)
-        && let Some(platforms) = state["platforms"].as_object()
-    {
+    // What the running gateway last wrote (gateway_state.json).
+    let live = lock::running_pid(home)
+        .and_then(|_| hermes_gateway::status::read(home))
+        .unwrap_or_default();
+    if let Some(active) = live["active_agents"].as_u64() {
+        writeln!(out, "Sessions in flight: {active}")?;
+    }
+    if let Some(platforms) = live["platforms"].as_object() {
         for (name, p) in platforms {
             let mut line = format!("  {name}: {}", p["state"].as_str().unwrap_or("unknown"));
             if let Some(error) = p["error_message"].as_str() {
@@ -341,6 +372,9 @@ fn status(setup: &Setup) -> Result<ExitCode> {
             }
             if let Some(at) = p["updated_at"].as_str() {
                 line.push_str(&format!(", since {at}"));
+            }
+            if let Some(at) = p["last_poll_at"].as_str() {
+                line.push_str(&format!(", last poll {at}"));
             }
             if let Some(at) = p["last_message_at"].as_str() {
                 line.push_str(&format!(", last message {at}"));

@@ -190,6 +190,26 @@ fn a_telegram_chat_is_logged_in_gateway_log_and_its_turns_in_agent_log() {
         tagged.contains(" [20"),
         "tagged with the session id: {tagged}"
     );
+
+    // `gateway status` reads the running gateway's state: each platform,
+    // its last poll, and the sessions working right now.
+    sb.mock
+        .push(Reply::text("Slow answer.").with_delay(Duration::from_secs(6)));
+    tg.user_says(4242, "take your time");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let busy = loop {
+        let shown = stdout(&sb.run(&["gateway", "status"]));
+        if shown.contains("Sessions in flight: 1") {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "never busy: {shown}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        busy.contains("telegram: connected") && busy.contains("last poll"),
+        "{busy}"
+    );
+    tg.wait_for(4242, "the slow answer", |t| t.contains("Slow answer."));
 }
 
 #[test]

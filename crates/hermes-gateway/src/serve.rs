@@ -72,6 +72,14 @@ impl Server {
         self
     }
 
+    /// Counts of the runs in flight (each profile's too).
+    pub fn inflight(&self) -> Vec<Arc<crate::api::Inflight>> {
+        std::iter::once(&self.state)
+            .chain(self.profiles.iter().map(|(_, s)| s))
+            .map(|s| s.inflight.clone())
+            .collect()
+    }
+
     /// Where it listens.
     pub fn local_addr(&self) -> Option<SocketAddr> {
         self.listener.local_addr().ok()

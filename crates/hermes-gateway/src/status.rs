@@ -17,7 +17,12 @@ pub const FILE: &str = "gateway_state.json";
 pub struct RuntimeStatus {
     path: PathBuf,
     record: Mutex<Value>,
+    /// When each platform's last poll was written (polls are frequent).
+    polls: Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
+
+/// A platform's `last_poll_at` is rewritten at most this often.
+const POLL_NOTE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Now, as the reference writes times (ISO 8601, UTC).
 fn now_iso() -> String {
@@ -41,6 +46,7 @@ impl RuntimeStatus {
                 "platforms": {},
                 "updated_at": now_iso(),
             })),
+            polls: Mutex::new(std::collections::HashMap::new()),
         };
         status.write(|_| {});
         status
@@ -69,6 +75,35 @@ impl RuntimeStatus {
                 entry.insert("last_message_at".into(), json!(now_iso()));
             }
         });
+    }
+
+    /// Platform `name` polled (or received) just now.
+    pub fn polled(&self, name: &str) {
+        {
+            let mut polls = self.polls.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = std::time::Instant::now();
+            if polls
+                .get(name)
+                .is_some_and(|at| now.duration_since(*at) < POLL_NOTE_EVERY)
+            {
+                return;
+            }
+            polls.insert(name.to_owned(), now);
+        }
+        self.write(|record| {
+            if let Some(entry) = platform_entry(record, name) {
+                entry.insert("last_poll_at".into(), json!(now_iso()));
+            }
+        });
+    }
+
+    /// Sessions working on a turn or run now (written when it changes).
+    pub fn active_agents(&self, count: usize) {
+        let same = self.record.lock().unwrap_or_else(PoisonError::into_inner)["active_agents"]
+            == json!(count);
+        if !same {
+            self.write(|record| record["active_agents"] = json!(count));
+        }
     }
 
     fn write(&self, change: impl FnOnce(&mut Value)) {

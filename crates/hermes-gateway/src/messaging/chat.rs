@@ -434,6 +434,11 @@ impl ChatWorker {
 
     /// Follows the turn started by `submission`; it answers inbox entry `key`.
     pub(super) fn watch_turn(&mut self, submission: u64, key: Option<&str>) {
+        if self.turn.is_none() {
+            self.hub
+                .turns
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         self.turn = Some(Turn {
             submission,
             keys: key.map(str::to_owned).into_iter().collect(),
@@ -632,6 +637,9 @@ impl ChatWorker {
         let Some(turn) = self.turn.take() else {
             return;
         };
+        self.hub
+            .turns
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         if let Some(error) = error {
             self.say(&format!("⚠️ {error}")).await;
         }

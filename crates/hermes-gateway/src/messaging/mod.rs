@@ -22,7 +22,7 @@ pub mod telegram;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -64,6 +64,8 @@ pub struct Hub {
     replicas: Option<Replicas>,
     /// `gateway_state.json`: each platform's state for the dashboard.
     status: Option<Arc<crate::status::RuntimeStatus>>,
+    /// Chat turns running now.
+    turns: Arc<AtomicUsize>,
 }
 
 /// What a replica on a shared database polls under.
@@ -186,6 +188,11 @@ impl std::fmt::Debug for Messaging {
 }
 
 impl Messaging {
+    /// The count of chat turns running now.
+    pub fn turns_in_flight(&self) -> Arc<AtomicUsize> {
+        self.hub.turns.clone()
+    }
+
     /// Keeps each platform's state in `gateway_state.json` through `status`.
     #[must_use]
     pub fn with_status(mut self, status: Arc<crate::status::RuntimeStatus>) -> Self {
@@ -241,6 +248,7 @@ impl Messaging {
             next_press: AtomicU64::new(0),
             replicas,
             status: None,
+            turns: Arc::new(AtomicUsize::new(0)),
         };
         Ok(Some(Self {
             hub: Arc::new(hub),
@@ -677,6 +685,9 @@ async fn poll(
         let Some(received) = received else { continue };
         match received {
             Ok(batch) => {
+                if let Some(status) = &hub.status {
+                    status.polled(name);
+                }
                 if failures > 0 {
                     hub.platform_state(name, "connected", None);
                 }
