@@ -150,19 +150,20 @@ fn flag(args: &[String]) -> Option<(usize, usize, String)> {
 
 /// Decides the profile for `args` given the environment variable lookup.
 pub(crate) fn choose(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Choice {
-    if env(RESOLVED).is_some() {
-        return Choice::Keep;
-    }
     let hermes_home = env("HERMES_HOME");
     let Some(root) = root(hermes_home.as_deref(), env("HOME").as_deref()) else {
         return Choice::Keep;
     };
     let (name, rest) = match flag(args) {
+        // An explicit `-p` always counts (even in a hermes started by one:
+        // the flag was taken off the line before it re-ran).
         Some((at, words, name)) => {
             let mut rest = args.to_vec();
             rest.drain(at..at + words);
             (normalize(&name), rest)
         }
+        // A process this one re-ran already has its profile.
+        None if env(RESOLVED).is_some() => return Choice::Keep,
         None => {
             // A home that already is a profile stays; otherwise the sticky one.
             if hermes_home
@@ -230,6 +231,34 @@ mod tests {
             Some("/opt/data".into())
         );
         assert_eq!(root(Some("/opt/data"), home), Some("/opt/data".into()));
+    }
+
+    #[test]
+    fn a_rerun_process_keeps_its_profile_unless_told_another() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("profiles/work")).unwrap();
+        std::fs::write(root.path().join(ACTIVE_FILE), "work\n").unwrap();
+        let home = root.path().to_string_lossy().into_owned();
+        let env = |rerun: bool| {
+            let home = home.clone();
+            move |name: &str| match name {
+                "HERMES_HOME" => Some(home.clone()),
+                "HERMES_PROFILE_RESOLVED" if rerun => Some("1".into()),
+                _ => None,
+            }
+        };
+        assert!(matches!(
+            choose(&words("status"), &env(false)),
+            Choice::Switch { .. }
+        ));
+        assert_eq!(choose(&words("status"), &env(true)), Choice::Keep);
+        match choose(&words("-p default status"), &env(true)) {
+            Choice::Switch { home: to, args } => {
+                assert_eq!(to, root.path());
+                assert_eq!(args, words("status"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
