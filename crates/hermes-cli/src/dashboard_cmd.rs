@@ -141,6 +141,14 @@ async fn serve(setup: Setup, args: DashboardArgs) -> Result<ExitCode> {
     }
     let stop = CancellationToken::new();
     let signals = stop.clone();
+    on_signal(move || signals.cancel());
+    dashboard.run(stop).await;
+    let _ = std::fs::remove_file(&pid_path);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `then` once Ctrl+C or SIGTERM arrives (a server's graceful stop).
+pub(crate) fn on_signal(then: impl FnOnce() + Send + 'static) {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
         let (Ok(mut term), Ok(mut int)) = (
@@ -153,9 +161,6 @@ async fn serve(setup: Setup, args: DashboardArgs) -> Result<ExitCode> {
             _ = term.recv() => {},
             _ = int.recv() => {},
         }
-        signals.cancel();
+        then();
     });
-    dashboard.run(stop).await;
-    let _ = std::fs::remove_file(&pid_path);
-    Ok(ExitCode::SUCCESS)
 }

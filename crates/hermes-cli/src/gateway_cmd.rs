@@ -272,18 +272,7 @@ fn count_sessions(
 
 /// Ctrl+C or SIGTERM fires `stop` (runs in flight are finished first).
 fn stop_on_signals(stop: CancellationToken, log: LogFn) {
-    tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = int.recv() => {},
-        }
+    crate::dashboard_cmd::on_signal(move || {
         log(
             LogLevel::Info,
             RUN_LOGGER,

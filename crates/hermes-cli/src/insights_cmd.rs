@@ -169,6 +169,13 @@ fn report(out: &mut impl Write, args: &InsightsArgs, t: &Totals) -> Result<()> {
         "  ╚══════════════════════════════════════════════════════════╝\n"
     )?;
     let rule = format!("  {}", "─".repeat(56));
+    overview(out, t, &rule)?;
+    tables(out, t, &rule)?;
+    activity(out, t, &rule)?;
+    Ok(())
+}
+
+fn overview(out: &mut impl Write, t: &Totals, rule: &str) -> Result<()> {
     writeln!(out, "  📋 Overview\n{rule}")?;
     writeln!(
         out,
@@ -201,6 +208,11 @@ fn report(out: &mut impl Write, args: &InsightsArgs, t: &Totals) -> Result<()> {
         t.messages as f64 / t.sessions as f64
     )?;
 
+    Ok(())
+}
+
+/// Models, platforms and the tools called most.
+fn tables(out: &mut impl Write, t: &Totals, rule: &str) -> Result<()> {
     let mut models: Vec<_> = t.models.iter().collect();
     models.sort_by_key(|(_, (_, tokens))| std::cmp::Reverse(*tokens));
     writeln!(
@@ -242,6 +254,11 @@ fn report(out: &mut impl Write, args: &InsightsArgs, t: &Totals) -> Result<()> {
         }
         writeln!(out)?;
     }
+    Ok(())
+}
+
+/// Sessions per weekday and the busiest hours.
+fn activity(out: &mut impl Write, t: &Totals, rule: &str) -> Result<()> {
     writeln!(out, "  📅 Activity Patterns\n{rule}")?;
     for (day, (count, bar)) in WEEKDAYS
         .iter()

@@ -120,27 +120,12 @@ const MISSING: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Top-level flags that take a value (so it is not read as a command).
-const VALUE_FLAGS: &[&str] = &[
-    "-z",
-    "--oneshot",
-    "-m",
-    "--model",
-    "--provider",
-    "-t",
-    "--toolsets",
-    "-r",
-    "--resume",
-    "-s",
-    "--skills",
-];
-
 /// What to say when `args` (after the program name) ask for something the
 /// reference has and this binary does not; `None` for anything else.
 pub(crate) fn explain(args: &[String]) -> Option<String> {
     let mut words = args.iter().map(String::as_str);
     while let Some(word) = words.next() {
-        if VALUE_FLAGS.contains(&word) {
+        if crate::profile::VALUE_FLAGS.contains(&word) {
             words.next();
             continue;
         }

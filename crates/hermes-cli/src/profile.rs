@@ -14,7 +14,7 @@ const RESOLVED: &str = "HERMES_PROFILE_RESOLVED";
 pub(crate) const ACTIVE_FILE: &str = "active_profile";
 
 /// Top-level flags that take a value (their value is not a `-p`).
-const VALUE_FLAGS: &[&str] = &[
+pub(crate) const VALUE_FLAGS: &[&str] = &[
     "-z",
     "--oneshot",
     "-m",

@@ -181,25 +181,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
     let root = root()?;
     let mut out = std::io::stdout().lock();
     match args.action {
-        None => {
-            let name = current(&root);
-            let dir = profile::dir(&root, &name);
-            writeln!(
-                out,
-                "\nActive profile: {name}\nPath:           {}",
-                dir.display()
-            )?;
-            if let Some(model) = model_of(&dir) {
-                writeln!(out, "Model:          {model}")?;
-            }
-            let gateway = hermes_gateway::lock::running_pid(&dir).is_some();
-            writeln!(
-                out,
-                "Gateway:        {}",
-                if gateway { "running" } else { "stopped" }
-            )?;
-            writeln!(out, "Skills:         {} installed\n", skill_count(&dir))?;
-        }
+        None => current_summary(&mut out, &root)?,
         Some(ProfileAction::List) => list(&mut out, &root)?,
         Some(ProfileAction::Use { profile_name }) => {
             let (name, _) = existing(&root, &profile_name)?;
@@ -219,46 +201,9 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
             clone_all,
             clone_from,
         }) => create(&mut out, &root, &profile_name, clone, clone_all, clone_from)?,
-        Some(ProfileAction::Show { profile_name }) => {
-            let (name, dir) = existing(&root, &profile_name)?;
-            writeln!(out, "Profile: {name}\nPath:    {}", dir.display())?;
-            writeln!(
-                out,
-                "Model:   {}",
-                model_of(&dir).unwrap_or_else(|| "—".into())
-            )?;
-            let gateway = hermes_gateway::lock::running_pid(&dir).is_some();
-            writeln!(
-                out,
-                "Gateway: {}",
-                if gateway { "running" } else { "stopped" }
-            )?;
-            writeln!(out, "Skills:  {} installed", skill_count(&dir))?;
-            writeln!(
-                out,
-                "Active:  {}",
-                if profile::active(&root) == name {
-                    "yes"
-                } else {
-                    "no"
-                }
-            )?;
-        }
+        Some(ProfileAction::Show { profile_name }) => show(&mut out, &root, &profile_name)?,
         Some(ProfileAction::Rename { old_name, new_name }) => {
-            let (old, from) = existing(&root, &old_name)?;
-            let new = checked(&new_name)?;
-            if old == "default" || new == "default" {
-                bail!("the default profile is the root home itself: it cannot be renamed");
-            }
-            let to = profile::dir(&root, &new);
-            if to.exists() {
-                bail!("Profile '{new}' already exists at {}", to.display());
-            }
-            std::fs::rename(&from, &to)?;
-            if profile::active(&root) == old {
-                std::fs::write(root.join(ACTIVE_FILE), format!("{new}\n"))?;
-            }
-            writeln!(out, "Renamed profile '{old}' to '{new}' ({})", to.display())?;
+            rename(&mut out, &root, &old_name, &new_name)?;
         }
         Some(ProfileAction::Delete { profile_name, yes }) => {
             return delete(&mut out, &root, &profile_name, yes);
@@ -286,6 +231,75 @@ pub fn run(args: ProfileArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hermes profile`: the profile this command runs as.
+fn current_summary(out: &mut impl Write, root: &Path) -> Result<()> {
+    let name = current(root);
+    let dir = profile::dir(root, &name);
+    writeln!(
+        out,
+        "\nActive profile: {name}\nPath:           {}",
+        dir.display()
+    )?;
+    if let Some(model) = model_of(&dir) {
+        writeln!(out, "Model:          {model}")?;
+    }
+    let gateway = hermes_gateway::lock::running_pid(&dir).is_some();
+    writeln!(
+        out,
+        "Gateway:        {}",
+        if gateway { "running" } else { "stopped" }
+    )?;
+    writeln!(out, "Skills:         {} installed\n", skill_count(&dir))?;
+    Ok(())
+}
+
+/// `hermes profile show NAME`.
+fn show(out: &mut impl Write, root: &Path, profile_name: &str) -> Result<()> {
+    let (name, dir) = existing(root, profile_name)?;
+    writeln!(out, "Profile: {name}\nPath:    {}", dir.display())?;
+    writeln!(
+        out,
+        "Model:   {}",
+        model_of(&dir).unwrap_or_else(|| "—".into())
+    )?;
+    let gateway = hermes_gateway::lock::running_pid(&dir).is_some();
+    writeln!(
+        out,
+        "Gateway: {}",
+        if gateway { "running" } else { "stopped" }
+    )?;
+    writeln!(out, "Skills:  {} installed", skill_count(&dir))?;
+    writeln!(
+        out,
+        "Active:  {}",
+        if profile::active(root) == name {
+            "yes"
+        } else {
+            "no"
+        }
+    )?;
+    Ok(())
+}
+
+/// `hermes profile rename OLD NEW` (the sticky choice follows it).
+fn rename(out: &mut impl Write, root: &Path, old_name: &str, new_name: &str) -> Result<()> {
+    let (old, from) = existing(root, old_name)?;
+    let new = checked(new_name)?;
+    if old == "default" || new == "default" {
+        bail!("the default profile is the root home itself: it cannot be renamed");
+    }
+    let to = profile::dir(root, &new);
+    if to.exists() {
+        bail!("Profile '{new}' already exists at {}", to.display());
+    }
+    std::fs::rename(&from, &to)?;
+    if profile::active(root) == old {
+        std::fs::write(root.join(ACTIVE_FILE), format!("{new}\n"))?;
+    }
+    writeln!(out, "Renamed profile '{old}' to '{new}' ({})", to.display())?;
+    Ok(())
 }
 
 fn list(out: &mut impl Write, root: &Path) -> Result<()> {

@@ -519,3 +519,64 @@ fn the_stop_button_interrupts_and_the_model_can_be_switched() {
     let asked = sb.mock.chat_requests();
     assert_eq!(asked.last().unwrap()["model"], "other-model");
 }
+
+#[test]
+fn status_stop_and_the_skills_mcp_and_logs_pages() {
+    let sb = Sandbox::start();
+    let skill = sb.home.path().join("skills/notes/jot");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: jot\ndescription: Write short notes.\n---\n# Jot\nKeep it short.\n",
+    )
+    .unwrap();
+    sb.add_config("mcp_servers:\n  off:\n    command: /nonexistent/server\n    enabled: false\n");
+    std::fs::create_dir_all(sb.home.path().join("logs")).unwrap();
+    std::fs::write(
+        sb.home.path().join("logs/agent.log"),
+        "2026-11-28 10:00:00,000 INFO [s] agent: fine\n2026-11-28 10:00:01,000 ERROR [s] agent: broken\n  → the fix\n",
+    )
+    .unwrap();
+    let mut dash = start(&sb, &[]);
+    let status = sb.run(&["dashboard", "--status"]);
+    assert!(
+        stdout(&status).contains(&format!("running (pid {})", dash.child.id())),
+        "{}",
+        stdout(&status)
+    );
+
+    let (_, skills) = dash.get("/api/skills");
+    assert!(
+        skills["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "jot"),
+        "{skills}"
+    );
+    let (_, jot) = dash.get("/api/skills/jot");
+    assert!(jot["content"].as_str().unwrap().contains("Keep it short."));
+    let (_, mcp) = dash.get("/api/mcp");
+    assert_eq!(mcp["servers"][0]["name"], "off");
+    assert_eq!(mcp["servers"][0]["status"], "disabled", "{mcp}");
+    let (_, logs) = dash.get("/api/logs/agent?level=ERROR");
+    assert_eq!(
+        logs["lines"],
+        json!([
+            "2026-11-28 10:00:01,000 ERROR [s] agent: broken",
+            "  → the fix"
+        ])
+    );
+
+    let stopped = sb.run(&["dashboard", "--stop"]);
+    assert!(stopped.status.success(), "{}", stdout(&stopped));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while dash.child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the dashboard kept running"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(sb.run(&["dashboard", "--status"]).status.code(), Some(3));
+}
