@@ -199,6 +199,14 @@ impl Sshd {
 
     /// Kills the server and every session it serves (a broken host).
     pub fn down(&mut self) {
+        // Its connections first (found by parentage: every root sshd session
+        // on the machine has the same title, and the person running the
+        // tests may be logged in through one).
+        if let Some(c) = self.child.as_ref() {
+            for pid in descendants(c.id()) {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+        }
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
@@ -207,7 +215,6 @@ impl Sshd {
         let _ = Command::new("pkill")
             .args(["-f", &format!("sshd.*{}", config.display())])
             .status();
-        let _ = Command::new("pkill").args(["-f", "sshd: root"]).status();
     }
 
     pub fn remote(&self) -> PathBuf {
@@ -231,4 +238,40 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         self.down();
     }
+}
+
+/// Every process below `root` (children, their children, …), from /proc.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid …`: the comm may hold spaces, so after the last ')'.
+            let ppid = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
