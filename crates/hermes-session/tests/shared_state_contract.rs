@@ -151,7 +151,9 @@ fn concurrent_edits_through_separate_handles_are_all_kept() {
 fn a_write_under_a_lost_lease_is_refused() {
     let Some(pg) = scratch() else { return };
     let store = &pg.store;
-    let ttl = std::time::Duration::from_millis(300);
+    // Long enough that the first write lands inside it on a loaded machine
+    // (300 ms was not, once in CI).
+    let ttl = std::time::Duration::from_secs(2);
     let a = store.acquire("cron:scheduler", "a", ttl).unwrap().unwrap();
     let fence = Fence {
         lease: "cron:scheduler".into(),
