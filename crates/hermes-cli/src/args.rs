@@ -55,6 +55,8 @@ pub enum Command {
     Send(crate::send_cmd::SendArgs),
     /// Approve or revoke messaging users who asked to pair (list, approve, revoke, clear-pending).
     Pairing(crate::pairing_cmd::PairingArgs),
+    /// Webhook routes that let any service trigger the agent (subscribe, list, remove, test).
+    Webhook(crate::webhook_cmd::WebhookArgs),
     /// Show or change settings (config.yaml and .env).
     Config(crate::config_cmd::ConfigArgs),
     /// Show what is installed and configured.

@@ -59,6 +59,10 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         (None, Some(Command::Pairing(args))) => {
             load_setup(&cli.run).and_then(|setup| crate::pairing_cmd::run(args, &setup))
         }
+        (None, Some(Command::Webhook(args))) => match load_setup(&cli.run) {
+            Ok(setup) => crate::webhook_cmd::run(args, &setup).await,
+            Err(e) => Err(e),
+        },
         (None, Some(Command::Acp(args))) => crate::acp_cmd::run(args, &cli.run).await,
         (None, Some(Command::Hooks(args))) => match load_setup(&cli.run) {
             Ok(setup) => crate::hooks_cmd::run(args, &setup).await,

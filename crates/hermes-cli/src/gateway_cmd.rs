@@ -82,10 +82,14 @@ pub(crate) fn messaging_config(setup: &Setup) -> MessagingConfig {
 async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     let api = api_config(&setup)?;
     let messaging_cfg = messaging_config(&setup);
-    if api.is_none() && messaging_cfg.platforms.is_empty() {
+    let webhooks = hermes_gateway::webhook::routes::WebhookConfig::read(&setup.config.raw, &|k| {
+        setup.env.get(k).map(str::to_owned)
+    });
+    if api.is_none() && messaging_cfg.platforms.is_empty() && webhooks.is_none() {
         bail!(
             "nothing to run: no gateway platform is enabled. Connect a messaging platform with \
              TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN (+ SLACK_APP_TOKEN) in {env}, \
+             enable webhooks with `platforms: {{webhook: {{enabled: true}}}}` in config.yaml, \
              or enable the API server with `platforms: {{api_server: {{enabled: true}}}}` in config.yaml \
              (or API_SERVER_ENABLED=true) and a key: API_SERVER_KEY=$(openssl rand -hex 32) in {env}",
             env = setup.home.root().join(".env").display()
@@ -139,7 +143,7 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         }));
     }
     if let Some(api) = api {
-        let server = hermes_gateway::serve::Server::bind(api.clone(), manager.clone(), cwd)
+        let server = hermes_gateway::serve::Server::bind(api.clone(), manager.clone(), cwd.clone())
             .await
             .map_err(|e| {
                 log(LogLevel::Error, API_LOGGER, &format!("[Api_Server] {e}"));
@@ -168,6 +172,22 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         );
         let stop = stop.clone();
         tasks.push(tokio::spawn(async move { server.run(stop).await }));
+    }
+    if let Some(config) = webhooks {
+        let webhooks = Arc::new(hermes_gateway::webhook::Webhooks::new(
+            config,
+            &home,
+            manager.clone(),
+            cwd.clone(),
+            log.clone(),
+        ));
+        let runs = webhooks.inflight();
+        counted.push(Arc::new(move || {
+            runs.load(std::sync::atomic::Ordering::Relaxed)
+        }));
+        status.platform("webhook", "connected", None);
+        let stop = stop.clone();
+        tasks.push(tokio::spawn(async move { webhooks.serve(stop).await }));
     }
     count_sessions(status.clone(), counted, stop.clone());
     for task in tasks {

@@ -43,6 +43,7 @@ mod status_cmd;
 mod terminal_input;
 mod terminal_keys;
 mod tools_cmd;
+mod webhook_cmd;
 
 use std::process::ExitCode;
 

@@ -102,7 +102,6 @@ const MISSING: &[(&str, &str, &str)] = &[
         "hermes gateway run serves the API",
     ),
     ("computer-use", "the Computer Use back-end", "not yet"),
-    ("webhook", "webhook subscriptions", "not yet"),
     (
         "whatsapp",
         "WhatsApp set-up",

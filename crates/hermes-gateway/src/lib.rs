@@ -8,5 +8,8 @@ pub mod log;
 pub mod messaging;
 pub mod serve;
 pub mod status;
+pub mod webhook;
+
+pub use webhook::is_loopback_host;
 
 pub use config::ApiServerConfig;

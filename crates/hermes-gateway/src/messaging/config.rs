@@ -105,7 +105,8 @@ pub struct MessagingConfig {
 /// The platforms this build speaks.
 pub const PLATFORMS: [&str; 3] = ["telegram", "discord", "slack"];
 
-fn text(v: Option<&Value>) -> Option<String> {
+/// A config value as trimmed text (lists joined with commas).
+pub(crate) fn text(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
         Value::Number(n) => Some(n.to_string()),
@@ -121,7 +122,8 @@ fn text(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn boolean(v: Option<&str>) -> Option<bool> {
+/// `true`/`yes`/`on`/`1` and their opposites.
+pub(crate) fn boolean(v: Option<&str>) -> Option<bool> {
     match v?.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Some(true),
         "0" | "false" | "no" | "off" => Some(false),
@@ -131,7 +133,7 @@ fn boolean(v: Option<&str>) -> Option<bool> {
 
 /// A platform block's key: `platforms.<p>.<key>`, `platforms.<p>.extra.<key>`,
 /// `<p>.<key>`, `gateway.platforms.<p>.<key>`, in that order.
-fn platform_key(tree: &Value, name: &str, key: &str) -> Option<String> {
+pub(crate) fn platform_key(tree: &Value, name: &str, key: &str) -> Option<String> {
     [
         format!("/platforms/{name}/{key}"),
         format!("/platforms/{name}/extra/{key}"),
