@@ -496,6 +496,19 @@ fn register_web(services: &Services, all: &mut Registry) {
     }
 }
 
+/// The `ha_*` tools (offered when `HASS_TOKEN` is set).
+pub(crate) fn register_home_assistant(services: &Services, all: &mut Registry) {
+    let Ok(http) = services.http() else {
+        return;
+    };
+    let setup = services.setup();
+    let settings =
+        hermes_homeassistant::HaSettings::from_env(&|k| setup.env.get(k).map(str::to_owned));
+    for tool in hermes_homeassistant::tools(settings, http.client()) {
+        all.register(tool);
+    }
+}
+
 /// The model that looks at images for this session, when one can.
 fn vision_model(
     services: &Services,
@@ -593,6 +606,7 @@ fn registry(
         all.register(Arc::new(tool.clone()));
     }
     register_web(services, &mut all);
+    register_home_assistant(services, &mut all);
     register_sight(services, parent, &mut all);
     // A scheduled run must not schedule more runs.
     if scheduling {

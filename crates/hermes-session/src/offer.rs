@@ -37,6 +37,7 @@ pub fn tools_here(services: &Services) -> BTreeMap<String, ToolOffer> {
             all.register(tool);
         }
     }
+    crate::assemble::register_home_assistant(services, &mut all);
     code_exec::register(
         &mut all,
         CodeExecSettings::from_section(&setup.config.sections.code_execution),

@@ -14,6 +14,7 @@ pub mod backends;
 pub mod dashboard;
 pub mod discord;
 pub mod gateway;
+pub mod homeassistant;
 pub mod pty;
 pub mod slack;
 pub mod telegram;
