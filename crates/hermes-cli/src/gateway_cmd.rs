@@ -88,7 +88,8 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     if api.is_none() && messaging_cfg.platforms.is_empty() && webhooks.is_none() {
         bail!(
             "nothing to run: no gateway platform is enabled. Connect a messaging platform with \
-             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN (+ SLACK_APP_TOKEN) in {env}, \
+             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN (+ SLACK_APP_TOKEN) or \
+             MATRIX_HOMESERVER + MATRIX_ACCESS_TOKEN in {env}, \
              enable webhooks with `platforms: {{webhook: {{enabled: true}}}}` in config.yaml, \
              or enable the API server with `platforms: {{api_server: {{enabled: true}}}}` in config.yaml \
              (or API_SERVER_ENABLED=true) and a key: API_SERVER_KEY=$(openssl rand -hex 32) in {env}",

@@ -15,6 +15,7 @@ pub mod dashboard;
 pub mod discord;
 pub mod gateway;
 pub mod homeassistant;
+pub mod matrix;
 pub mod pty;
 pub mod slack;
 pub mod telegram;

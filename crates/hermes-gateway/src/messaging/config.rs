@@ -55,8 +55,12 @@ pub struct PlatformSettings {
     pub token: String,
     /// Slack's app-level token (Socket Mode).
     pub app_token: Option<String>,
-    /// The API's base address (emulators, proxies, self-hosted Bot API servers).
+    /// The API's base address (emulators, proxies, self-hosted Bot API
+    /// servers; Matrix's homeserver).
     pub base_url: Option<String>,
+    /// Matrix: the bot's user id and password, to log in when no access
+    /// token is given (`MATRIX_USER_ID`, `MATRIX_PASSWORD`).
+    pub login: Option<(String, String)>,
     /// Discord's gateway address (instead of asking `GET /gateway/bot`).
     pub gateway_url: Option<String>,
     /// Group messages need a mention.
@@ -74,7 +78,8 @@ pub struct PlatformSettings {
     /// React to the person's message while working and when done
     /// (`<PLATFORM>_REACTIONS`; on for Slack and Discord, off for Telegram).
     pub reactions: bool,
-    /// Slack: channel messages are answered in a thread (`reply_in_thread`).
+    /// Slack: channel messages are answered in a thread (`reply_in_thread`);
+    /// Matrix: each top-level room message starts a thread (`MATRIX_AUTO_THREAD`).
     pub reply_in_thread: bool,
     /// Slack: each top-level DM starts its own threaded session
     /// (`dm_top_level_threads_as_sessions`).
@@ -103,7 +108,7 @@ pub struct MessagingConfig {
 }
 
 /// The platforms this build speaks.
-pub const PLATFORMS: [&str; 3] = ["telegram", "discord", "slack"];
+pub const PLATFORMS: [&str; 4] = ["telegram", "discord", "slack", "matrix"];
 
 /// A config value as trimmed text (lists joined with commas).
 pub(crate) fn text(v: Option<&Value>) -> Option<String> {
@@ -176,12 +181,30 @@ fn platform(
             .filter(|v| !v.trim().is_empty())
             .map(|v| v.trim().to_owned())
     };
-    let token =
-        env_text(&format!("{upper}_BOT_TOKEN")).or_else(|| platform_key(tree, name, "token"))?;
+    let token_var = match name {
+        "matrix" => "MATRIX_ACCESS_TOKEN".to_owned(),
+        _ => format!("{upper}_BOT_TOKEN"),
+    };
+    let login = (name == "matrix")
+        .then(|| {
+            let user =
+                env_text("MATRIX_USER_ID").or_else(|| platform_key(tree, name, "user_id"))?;
+            let password =
+                env_text("MATRIX_PASSWORD").or_else(|| platform_key(tree, name, "password"))?;
+            Some((user, password))
+        })
+        .flatten();
+    let token = env_text(&token_var)
+        .or_else(|| platform_key(tree, name, "token"))
+        .or_else(|| login.as_ref().map(|_| String::new()))?;
     let explicitly_off = boolean(platform_key(tree, name, "enabled").as_deref()) == Some(false);
-    if explicitly_off || token.len() < 4 {
+    if explicitly_off || (token.len() < 4 && login.is_none()) {
         return None;
     }
+    let home_var = match name {
+        "matrix" => "MATRIX_HOME_ROOM".to_owned(),
+        _ => format!("{upper}_HOME_CHANNEL"),
+    };
     let require_mention = env_text(&format!("{upper}_REQUIRE_MENTION"))
         .or_else(|| platform_key(tree, name, "require_mention"))
         .or_else(|| text(tree.pointer("/require_mention")).filter(|_| name == "telegram"))
@@ -202,21 +225,37 @@ fn platform(
             .then(|| env_text("SLACK_APP_TOKEN").or_else(|| platform_key(tree, name, "app_token")))
             .flatten(),
         base_url: env_text(&format!("HERMES_{upper}_BASE_URL"))
-            .or_else(|| platform_key(tree, name, "base_url")),
+            .or_else(|| {
+                (name == "matrix")
+                    .then(|| env_text("MATRIX_HOMESERVER"))
+                    .flatten()
+            })
+            .or_else(|| platform_key(tree, name, "base_url"))
+            .or_else(|| platform_key(tree, name, "homeserver")),
+        login,
         gateway_url: platform_key(tree, name, "gateway_url"),
         require_mention,
         tool_progress: tool_progress(tree, name, env),
         access,
-        home_channel: env_text(&format!("{upper}_HOME_CHANNEL"))
+        home_channel: env_text(&home_var)
             .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/chat_id")))),
-        home_thread: env_text(&format!("{upper}_HOME_CHANNEL_THREAD_ID"))
+        home_thread: env_text(&format!("{home_var}_THREAD_ID"))
             .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/thread_id")))),
         typing: boolean(platform_key(tree, name, "typing_indicator").as_deref()).unwrap_or(true),
         reactions: boolean(env_text(&format!("{upper}_REACTIONS")).as_deref())
             .or_else(|| boolean(platform_key(tree, name, "reactions").as_deref()))
             .unwrap_or(name != "telegram"),
-        reply_in_thread: boolean(platform_key(tree, name, "reply_in_thread").as_deref())
-            .unwrap_or(true),
+        reply_in_thread: boolean(
+            (name == "matrix")
+                .then(|| {
+                    env_text("MATRIX_AUTO_THREAD")
+                        .or_else(|| platform_key(tree, name, "auto_thread"))
+                })
+                .flatten()
+                .or_else(|| platform_key(tree, name, "reply_in_thread"))
+                .as_deref(),
+        )
+        .unwrap_or(true),
         dm_threads: boolean(
             platform_key(tree, name, "dm_top_level_threads_as_sessions").as_deref(),
         )

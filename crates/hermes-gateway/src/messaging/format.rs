@@ -282,6 +282,29 @@ pub fn convert(markdown: &str, dialect: Dialect) -> String {
     renderer.out.trim_end().to_owned()
 }
 
+/// Markdown as the HTML of a Matrix `formatted_body`: raw HTML in the
+/// answer is shown as text (never passed through), line breaks kept, and a
+/// lone paragraph unwrapped.
+pub fn matrix_html(markdown: &str) -> String {
+    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES;
+    let events = Parser::new_ext(markdown, options).map(|event| match event {
+        Event::Html(t) | Event::InlineHtml(t) => Event::Text(t),
+        Event::SoftBreak => Event::HardBreak,
+        other => other,
+    });
+    let mut html = String::with_capacity(markdown.len() + 32);
+    pulldown_cmark::html::push_html(&mut html, events);
+    let html = html.trim_end();
+    match html
+        .strip_prefix("<p>")
+        .and_then(|rest| rest.strip_suffix("</p>"))
+        .filter(|inner| !inner.contains("<p>"))
+    {
+        Some(inner) => inner.to_owned(),
+        None => html.to_owned(),
+    }
+}
+
 /// Markdown reduced to plain text (a fallback when a platform rejects the
 /// formatted version): markers dropped, code and links kept readable.
 pub fn plain(markdown: &str) -> String {

@@ -12,6 +12,7 @@ pub mod discord;
 pub mod format;
 pub mod inbox;
 mod lease;
+pub mod matrix;
 pub mod media;
 pub mod pairing;
 pub mod platform;
@@ -171,6 +172,7 @@ fn adapter_for(
         "telegram" => Arc::new(telegram::Telegram::new(settings, http, home)),
         "discord" => Arc::new(discord::Discord::new(settings, http)),
         "slack" => Arc::new(slack::Slack::new(settings, http, home)?),
+        "matrix" => Arc::new(matrix::Matrix::new(settings, http, home)),
         other => return Err(format!("unknown platform {other}")),
     })
 }

@@ -64,6 +64,21 @@ fn origin(job: &Value) -> Option<Target> {
     })
 }
 
+/// `chat[:thread]`; a Matrix room id keeps its server part (`!room:server`,
+/// threads being `$event` ids).
+fn split_chat<'a>(platform: &str, rest: &'a str) -> (&'a str, Option<String>) {
+    if platform.eq_ignore_ascii_case("matrix") {
+        return match rest.split_once(":$") {
+            Some((room, event)) => (room, Some(format!("${event}"))),
+            None => (rest, None),
+        };
+    }
+    match rest.split_once(':') {
+        Some((chat, thread)) if !thread.is_empty() => (chat, Some(thread.to_owned())),
+        _ => (rest, None),
+    }
+}
+
 fn one_target(job: &Value, part: &str, sender: Option<&dyn CronDelivery>) -> Option<Target> {
     let home = |platform: &str| sender.and_then(|s| s.home(platform));
     match part {
@@ -71,10 +86,7 @@ fn one_target(job: &Value, part: &str, sender: Option<&dyn CronDelivery>) -> Opt
         "origin" => origin(job).or_else(|| sender?.platforms().iter().find_map(|p| home(p))),
         _ => match part.split_once(':') {
             Some((platform, rest)) => {
-                let (chat, thread) = match rest.split_once(':') {
-                    Some((chat, thread)) if !thread.is_empty() => (chat, Some(thread.to_owned())),
-                    _ => (rest, None),
-                };
+                let (chat, thread) = split_chat(platform, rest);
                 (!chat.is_empty()).then(|| Target {
                     platform: platform.to_ascii_lowercase(),
                     chat_id: chat.to_owned(),
@@ -245,6 +257,14 @@ mod tests {
                 explicit[0].thread_id.as_deref()
             ),
             ("-100", Some("17"))
+        );
+        let room = targets(&job(json!("matrix:!abc:hermes.test:8448")), s).unwrap();
+        assert_eq!(room[0].chat_id, "!abc:hermes.test:8448");
+        assert_eq!(room[0].thread_id, None);
+        let thread = targets(&job(json!("matrix:!abc:hermes.test:$ev1")), s).unwrap();
+        assert_eq!(
+            (thread[0].chat_id.as_str(), thread[0].thread_id.as_deref()),
+            ("!abc:hermes.test", Some("$ev1"))
         );
         let all = targets(&job(json!(["all", "telegram"])), s).unwrap();
         assert_eq!(all.len(), 2, "{all:?}");
