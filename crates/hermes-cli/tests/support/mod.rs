@@ -13,6 +13,7 @@ pub mod acp;
 pub mod backends;
 pub mod dashboard;
 pub mod discord;
+pub mod email;
 pub mod gateway;
 pub mod homeassistant;
 pub mod matrix;

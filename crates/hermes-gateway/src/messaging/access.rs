@@ -90,6 +90,14 @@ impl AccessRules {
             Some(StrangerDm::Ignore) => Some(StrangerDm::Ignore),
             _ => None,
         });
+        if platform == "email" {
+            // A pairing code mailed to a From address anyone can forge
+            // would be backscatter: email answers its allowlist only.
+            rules.stranger_dm = Some(StrangerDm::Ignore);
+            for user in &mut rules.users {
+                *user = user.to_ascii_lowercase();
+            }
+        }
         if rules.stranger_dm.is_none() {
             let any_list = !rules.users.is_empty()
                 || !rules.group_users.is_empty()

@@ -61,6 +61,8 @@ pub struct PlatformSettings {
     /// Matrix: the bot's user id and password, to log in when no access
     /// token is given (`MATRIX_USER_ID`, `MATRIX_PASSWORD`).
     pub login: Option<(String, String)>,
+    /// Email: the account (IMAP and SMTP).
+    pub email: Option<super::email::EmailSettings>,
     /// Discord's gateway address (instead of asking `GET /gateway/bot`).
     pub gateway_url: Option<String>,
     /// Group messages need a mention.
@@ -108,7 +110,7 @@ pub struct MessagingConfig {
 }
 
 /// The platforms this build speaks.
-pub const PLATFORMS: [&str; 4] = ["telegram", "discord", "slack", "matrix"];
+pub const PLATFORMS: [&str; 5] = ["telegram", "discord", "slack", "matrix", "email"];
 
 /// A config value as trimmed text (lists joined with commas).
 pub(crate) fn text(v: Option<&Value>) -> Option<String> {
@@ -181,8 +183,15 @@ fn platform(
             .filter(|v| !v.trim().is_empty())
             .map(|v| v.trim().to_owned())
     };
+    let email = (name == "email")
+        .then(|| super::email::EmailSettings::read(tree, env))
+        .flatten();
+    if name == "email" && email.is_none() {
+        return None;
+    }
     let token_var = match name {
         "matrix" => "MATRIX_ACCESS_TOKEN".to_owned(),
+        "email" => "EMAIL_PASSWORD".to_owned(),
         _ => format!("{upper}_BOT_TOKEN"),
     };
     let login = (name == "matrix")
@@ -203,6 +212,7 @@ fn platform(
     }
     let home_var = match name {
         "matrix" => "MATRIX_HOME_ROOM".to_owned(),
+        "email" => "EMAIL_HOME_ADDRESS".to_owned(),
         _ => format!("{upper}_HOME_CHANNEL"),
     };
     let require_mention = env_text(&format!("{upper}_REQUIRE_MENTION"))
@@ -233,6 +243,7 @@ fn platform(
             .or_else(|| platform_key(tree, name, "base_url"))
             .or_else(|| platform_key(tree, name, "homeserver")),
         login,
+        email,
         gateway_url: platform_key(tree, name, "gateway_url"),
         require_mention,
         tool_progress: tool_progress(tree, name, env),

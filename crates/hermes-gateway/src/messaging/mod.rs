@@ -9,6 +9,7 @@ mod chat;
 mod commands;
 pub mod config;
 pub mod discord;
+pub mod email;
 pub mod format;
 pub mod inbox;
 mod lease;
@@ -173,6 +174,13 @@ fn adapter_for(
         "discord" => Arc::new(discord::Discord::new(settings, http)),
         "slack" => Arc::new(slack::Slack::new(settings, http, home)?),
         "matrix" => Arc::new(matrix::Matrix::new(settings, http, home)),
+        "email" => match &settings.email {
+            Some(account) => Arc::new(email::Email::new(account.clone(), home)),
+            None => return Err(
+                "email needs EMAIL_ADDRESS, EMAIL_PASSWORD, EMAIL_IMAP_HOST and EMAIL_SMTP_HOST"
+                    .into(),
+            ),
+        },
         other => return Err(format!("unknown platform {other}")),
     })
 }
