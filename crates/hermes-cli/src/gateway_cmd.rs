@@ -74,9 +74,18 @@ pub async fn run(args: GatewayArgs, run: &RunArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn messaging_config(setup: &Setup) -> MessagingConfig {
-    MessagingConfig::read(&setup.config.raw, &|name| {
-        setup.env.get(name).map(str::to_owned)
-    })
+    let env = |name: &str| setup.env.get(name).map(str::to_owned);
+    let plugins = hermes_session::plugins::enabled_platforms(setup)
+        .into_iter()
+        .map(|p| {
+            let launch = hermes_gateway::messaging::config::PluginLaunch {
+                argv: p.argv,
+                dir: p.dir,
+            };
+            (p.platform, launch)
+        })
+        .collect();
+    MessagingConfig::read(&setup.config.raw, &env).with_plugins(plugins, &setup.config.raw, &env)
 }
 
 async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {

@@ -86,6 +86,7 @@ fn inner(args: PluginsArgs, setup: &Setup) -> Result<()> {
                             "runtime": runtime_label(&p.runtime),
                             "hooks": p.hooks.iter().map(|h| h.as_str()).collect::<Vec<_>>(),
                             "tools": p.tools,
+                            "platforms": p.platforms,
                             "error": p.error,
                         })
                     })
@@ -142,6 +143,9 @@ fn inner(args: PluginsArgs, setup: &Setup) -> Result<()> {
                 if !p.hooks.is_empty() {
                     let hooks: Vec<&str> = p.hooks.iter().map(|h| h.as_str()).collect();
                     writeln!(out, "      hooks: {}", hooks.join(", "))?;
+                }
+                if !p.platforms.is_empty() {
+                    writeln!(out, "      platforms: {}", p.platforms.join(", "))?;
                 }
                 if !p.tools.is_empty() {
                     writeln!(out, "      tools: {}", p.tools.join(", "))?;

@@ -67,6 +67,8 @@ pub struct PluginInfo {
     pub hooks: Vec<HookEvent>,
     /// The tools it declared (`provides_tools`).
     pub tools: Vec<String>,
+    /// The messaging platforms it adds to the gateway (`provides_platforms`).
+    pub platforms: Vec<String>,
     /// Seconds one hook call may take.
     pub timeout_secs: u64,
     /// Whether it loads.
@@ -136,6 +138,7 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
         runtime: PluginRuntime::Missing,
         hooks: Vec::new(),
         tools: Vec::new(),
+        platforms: Vec::new(),
         timeout_secs: DEFAULT_PLUGIN_TIMEOUT_SECS,
         status: PluginStatus::NotEnabled,
         error: None,
@@ -176,6 +179,14 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
             .iter()
             .filter_map(Value::as_str)
             .map(str::to_owned)
+            .collect();
+    }
+    if let Some(Value::Array(platforms)) = value.get("provides_platforms") {
+        info.platforms = platforms
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|p| p.trim().to_ascii_lowercase())
+            .filter(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
             .collect();
     }
     if let Some(t) = value.get("timeout").and_then(Value::as_u64) {
@@ -237,6 +248,42 @@ pub fn enabled_plugins(setup: &Setup) -> (Vec<Arc<PluginHook>>, Vec<String>) {
         }
     }
     (handlers, warnings)
+}
+
+/// A messaging platform an enabled plugin adds to the gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlatformPlugin {
+    /// The platform's name (the sessions' `source`).
+    pub platform: String,
+    /// The plugin's key.
+    pub plugin: String,
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// Its directory (where it runs).
+    pub dir: PathBuf,
+}
+
+/// The platforms of the enabled executable plugins.
+pub fn enabled_platforms(setup: &Setup) -> Vec<PlatformPlugin> {
+    discover(setup)
+        .into_iter()
+        .filter(|p| p.status == PluginStatus::Enabled && p.error.is_none())
+        .filter_map(|p| match p.runtime {
+            PluginRuntime::Executable(argv) => Some(
+                p.platforms
+                    .iter()
+                    .map(|platform| PlatformPlugin {
+                        platform: platform.clone(),
+                        plugin: p.key.clone(),
+                        argv: argv.clone(),
+                        dir: p.dir.clone(),
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 /// Why a plugin could not be enabled or disabled.

@@ -63,6 +63,10 @@ pub struct PlatformSettings {
     pub login: Option<(String, String)>,
     /// Email: the account (IMAP and SMTP).
     pub email: Option<super::email::EmailSettings>,
+    /// A platform served by a plugin's executable.
+    pub plugin: Option<PluginLaunch>,
+    /// The platform's `extra` block in config.yaml (handed to plugins).
+    pub extra: Value,
     /// Discord's gateway address (instead of asking `GET /gateway/bot`).
     pub gateway_url: Option<String>,
     /// Group messages need a mention.
@@ -90,6 +94,15 @@ pub struct PlatformSettings {
     /// message started the turn (`<PLATFORM>_ADMIN_USERS`, else
     /// `GATEWAY_ADMIN_USERS`, else the platform's `admin_users`; ours).
     pub admins: Vec<String>,
+}
+
+/// How to start a platform plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginLaunch {
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// Where it runs (the plugin's directory).
+    pub dir: std::path::PathBuf,
 }
 
 /// Everything the messaging side of the gateway needs.
@@ -176,6 +189,7 @@ fn platform(
     name: &'static str,
     tree: &Value,
     env: &dyn Fn(&str) -> Option<String>,
+    launch: Option<PluginLaunch>,
 ) -> Option<PlatformSettings> {
     let upper = name.to_ascii_uppercase();
     let env_text = |k: &str| {
@@ -205,9 +219,9 @@ fn platform(
         .flatten();
     let token = env_text(&token_var)
         .or_else(|| platform_key(tree, name, "token"))
-        .or_else(|| login.as_ref().map(|_| String::new()))?;
+        .or_else(|| (login.is_some() || launch.is_some()).then(String::new))?;
     let explicitly_off = boolean(platform_key(tree, name, "enabled").as_deref()) == Some(false);
-    if explicitly_off || (token.len() < 4 && login.is_none()) {
+    if explicitly_off || (token.len() < 4 && login.is_none() && launch.is_none()) {
         return None;
     }
     let home_var = match name {
@@ -244,6 +258,14 @@ fn platform(
             .or_else(|| platform_key(tree, name, "homeserver")),
         login,
         email,
+        plugin: launch,
+        extra: [
+            format!("/platforms/{name}/extra"),
+            format!("/gateway/platforms/{name}/extra"),
+        ]
+        .iter()
+        .find_map(|p| tree.pointer(p).cloned())
+        .unwrap_or(Value::Null),
         gateway_url: platform_key(tree, name, "gateway_url"),
         require_mention,
         tool_progress: tool_progress(tree, name, env),
@@ -280,11 +302,34 @@ fn platform(
 }
 
 impl MessagingConfig {
+    /// Adds the platforms plugins serve (`(name, launch)`), with the same
+    /// per-platform settings as built-in ones (`<NAME>_ALLOWED_USERS`,
+    /// `platforms.<name>` …); a name a built-in platform has is skipped.
+    #[must_use]
+    pub fn with_plugins(
+        mut self,
+        plugins: Vec<(String, PluginLaunch)>,
+        tree: &Value,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Self {
+        for (name, launch) in plugins {
+            if PLATFORMS.contains(&name.as_str()) || self.platforms.iter().any(|p| p.name == name) {
+                continue;
+            }
+            // Platform names are 'static; a handful per process, for its life.
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            if let Some(settings) = platform(name, tree, env, Some(launch)) {
+                self.platforms.push(settings);
+            }
+        }
+        self
+    }
+
     /// Reads the settings; `platforms` is empty when no platform has a token.
     pub fn read(tree: &Value, env: &dyn Fn(&str) -> Option<String>) -> Self {
         let platforms = PLATFORMS
             .iter()
-            .filter_map(|name| platform(name, tree, env))
+            .filter_map(|name| platform(name, tree, env, None))
             .collect();
         let stream_key = |k: &str| {
             text(tree.pointer(&format!("/streaming/{k}")))

@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod media;
 pub mod pairing;
 pub mod platform;
+pub mod plugin;
 pub mod slack;
 pub mod split;
 mod stream;
@@ -169,6 +170,14 @@ fn adapter_for(
     http: reqwest::Client,
     home: &std::path::Path,
 ) -> Result<Arc<dyn Adapter>, String> {
+    if let Some(launch) = &settings.plugin {
+        return Ok(Arc::new(plugin::PluginPlatform::new(
+            settings.name,
+            launch.argv.clone(),
+            launch.dir.clone(),
+            settings.extra.clone(),
+        )));
+    }
     Ok(match settings.name {
         "telegram" => Arc::new(telegram::Telegram::new(settings, http, home)),
         "discord" => Arc::new(discord::Discord::new(settings, http)),
