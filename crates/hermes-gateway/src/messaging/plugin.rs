@@ -158,14 +158,13 @@ impl PluginPlatform {
                     }
                 } else if msg["method"] == "message" {
                     let params = &msg["params"];
-                    match serde_json::from_value::<Incoming>(params["message"].clone()) {
-                        Ok(incoming) => {
-                            let cursor = params["cursor"].as_str().map(str::to_owned);
-                            let _ = reports.send((incoming, cursor));
-                        }
-                        Err(e) => {
-                            eprintln!("plugin {name}: a message it reported is malformed: {e}")
-                        }
+                    // A malformed report is dropped (the plugin's own stderr,
+                    // which reaches the gateway's, is where it can say why).
+                    if let Ok(incoming) =
+                        serde_json::from_value::<Incoming>(params["message"].clone())
+                    {
+                        let cursor = params["cursor"].as_str().map(str::to_owned);
+                        let _ = reports.send((incoming, cursor));
                     }
                 }
             }
