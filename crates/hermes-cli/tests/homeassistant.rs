@@ -173,3 +173,52 @@ fn the_model_switches_a_light_and_an_unlock_waits_for_approval() {
         assert!(!body.to_string().contains(&ha.token));
     }
 }
+
+#[test]
+fn watched_state_changes_reach_the_agent_and_answers_become_notifications() {
+    let Some(ha) = HomeAssistant::start() else {
+        return;
+    };
+    let sb = Sandbox::start();
+    sb.no_retries();
+    connect(&sb, &ha);
+    sb.add_config(
+        "platforms:\n  homeassistant:\n    extra:\n      watch_entities: [input_boolean.kitchen]\n      cooldown_seconds: 0\n",
+    );
+    sb.mock
+        .push(Reply::text("Noted: the kitchen switch is on."));
+    let _gw = support::telegram::ChatGateway::start_with(
+        &sb,
+        &[],
+        "homeassistant: connected as @homeassistant",
+    );
+    // The switch also turns the template light on, which nobody watches.
+    ha.call("input_boolean", "turn_on", "input_boolean.kitchen");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let shown = loop {
+        let all = ha.notifications();
+        if let Some(n) = all.iter().find(|n| {
+            n["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("kitchen switch is on"))
+        }) {
+            break n.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no notification: {all:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(shown["title"], "Hermes Agent");
+    let requests = sb.requests();
+    assert_eq!(requests.len(), 1, "only the watched entity was heard");
+    let told = messages_with_role(&requests[0], "user")[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        told.contains("[Home Assistant] Kitchen switch turned on (input_boolean.kitchen)"),
+        "{told}"
+    );
+}

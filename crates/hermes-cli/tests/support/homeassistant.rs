@@ -83,11 +83,31 @@ with open(os.path.join(folder, "auth"), "w") as f:
 print(jwt.encode({"iss": rid, "iat": now, "exp": now + 315360000}, key, algorithm="HS256"))
 "#;
 
+/// Lists the persistent notifications through the WebSocket API (aiohttp
+/// comes with Home Assistant).
+const NOTIFICATIONS: &str = r#"
+import asyncio, json, sys, aiohttp
+async def main(url, token):
+    async with aiohttp.ClientSession() as s:
+        async with s.ws_connect(url) as ws:
+            await ws.receive_json()
+            await ws.send_json({"type": "auth", "access_token": token})
+            await ws.receive_json()
+            await ws.send_json({"id": 1, "type": "persistent_notification/get"})
+            while True:
+                msg = await ws.receive_json()
+                if msg.get("id") == 1:
+                    print(json.dumps(msg.get("result", [])))
+                    return
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"#;
+
 /// A running Home Assistant; killed on drop.
 pub struct HomeAssistant {
     child: Child,
     pub port: u16,
     pub token: String,
+    python: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -131,6 +151,7 @@ impl HomeAssistant {
             child,
             port,
             token,
+            python,
             _dir: dir,
         };
         let deadline = Instant::now() + Duration::from_secs(90);
@@ -148,6 +169,40 @@ impl HomeAssistant {
     /// Its base URL.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The persistent notifications shown now.
+    pub fn notifications(&self) -> Vec<Value> {
+        let out = Command::new(&self.python)
+            .args(["-c", NOTIFICATIONS])
+            .arg(format!("ws://127.0.0.1:{}/api/websocket", self.port))
+            .arg(&self.token)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// Calls a service (as a person in the house would, by a switch).
+    pub fn call(&self, domain: &str, service: &str, entity: &str) {
+        let auth = format!("Bearer {}", self.token);
+        let body = serde_json::json!({"entity_id": entity}).to_string();
+        let (status, _, reply) = http_try(
+            self.port,
+            "POST",
+            &format!("/api/services/{domain}/{service}"),
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            &body,
+        )
+        .unwrap();
+        assert_eq!(status, 200, "{reply}");
     }
 
     /// An entity's state as Home Assistant reports it now.

@@ -90,6 +90,10 @@ impl AccessRules {
             Some(StrangerDm::Ignore) => Some(StrangerDm::Ignore),
             _ => None,
         });
+        if platform == "homeassistant" {
+            // Its only sender is the house itself (the reference trusts it too).
+            rules.allow_all_platform = true;
+        }
         if platform == "email" {
             // A pairing code mailed to a From address anyone can forge
             // would be backscatter: email answers its allowlist only.

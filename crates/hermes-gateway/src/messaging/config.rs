@@ -123,7 +123,14 @@ pub struct MessagingConfig {
 }
 
 /// The platforms this build speaks.
-pub const PLATFORMS: [&str; 5] = ["telegram", "discord", "slack", "matrix", "email"];
+pub const PLATFORMS: [&str; 6] = [
+    "telegram",
+    "discord",
+    "slack",
+    "matrix",
+    "email",
+    "homeassistant",
+];
 
 /// A config value as trimmed text (lists joined with commas).
 pub(crate) fn text(v: Option<&Value>) -> Option<String> {
@@ -206,6 +213,7 @@ fn platform(
     let token_var = match name {
         "matrix" => "MATRIX_ACCESS_TOKEN".to_owned(),
         "email" => "EMAIL_PASSWORD".to_owned(),
+        "homeassistant" => "HASS_TOKEN".to_owned(),
         _ => format!("{upper}_BOT_TOKEN"),
     };
     let login = (name == "matrix")
@@ -254,8 +262,14 @@ fn platform(
                     .then(|| env_text("MATRIX_HOMESERVER"))
                     .flatten()
             })
+            .or_else(|| {
+                (name == "homeassistant")
+                    .then(|| env_text("HASS_URL"))
+                    .flatten()
+            })
             .or_else(|| platform_key(tree, name, "base_url"))
-            .or_else(|| platform_key(tree, name, "homeserver")),
+            .or_else(|| platform_key(tree, name, "homeserver"))
+            .or_else(|| platform_key(tree, name, "url")),
         login,
         email,
         plugin: launch,
@@ -270,7 +284,9 @@ fn platform(
         require_mention,
         tool_progress: tool_progress(tree, name, env),
         access,
-        home_channel: env_text(&home_var)
+        home_channel: (name == "homeassistant")
+            .then(|| super::homeassistant::CHAT_ID.to_owned())
+            .or_else(|| env_text(&home_var))
             .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/chat_id")))),
         home_thread: env_text(&format!("{home_var}_THREAD_ID"))
             .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/thread_id")))),

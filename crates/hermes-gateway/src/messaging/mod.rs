@@ -11,6 +11,7 @@ pub mod config;
 pub mod discord;
 pub mod email;
 pub mod format;
+pub mod homeassistant;
 pub mod inbox;
 mod lease;
 pub mod matrix;
@@ -183,6 +184,9 @@ fn adapter_for(
         "discord" => Arc::new(discord::Discord::new(settings, http)),
         "slack" => Arc::new(slack::Slack::new(settings, http, home)?),
         "matrix" => Arc::new(matrix::Matrix::new(settings, http, home)),
+        "homeassistant" => Arc::new(homeassistant::HomeAssistantPlatform(Arc::new(
+            homeassistant::HomeAssistant::new(settings, http),
+        ))),
         "email" => match &settings.email {
             Some(account) => Arc::new(email::Email::new(account.clone(), home)),
             None => return Err(
