@@ -485,3 +485,42 @@ fn subscribe_refuses_what_it_cannot_carry_out() {
     let none = stdout(&sb.run(&["webhook", "list"]));
     assert!(none.contains("No dynamic webhook subscriptions."), "{none}");
 }
+
+#[test]
+fn a_delivery_taken_before_a_kill_is_answered_once_after_the_restart() {
+    let sb = Sandbox::start();
+    let port = free_port();
+    enable(
+        &sb,
+        port,
+        "      routes:\n        jobs:\n          secret: s\n          prompt: \"Run job {job}\"\n",
+    );
+    sb.mock
+        .push(Reply::text("Lost in the crash.").with_delay(Duration::from_secs(5)));
+    let mut gw = start(&sb, port);
+    let body = json!({"job": "nightly"});
+    let (status, _) = post_github(port, "jobs", "s", "push", "job-1", &body);
+    assert_eq!(status, 202);
+    wait_until("the model request", || !sb.requests().is_empty());
+    // kill -9 while the agent works: the sender already has its 202.
+    gw.child.kill().unwrap();
+    gw.child.wait().unwrap();
+    sb.mock
+        .push(Reply::text("Nightly job done after the restart."));
+    let _gw2 = start(&sb, port);
+    let log_path = sb.home.path().join("logs/gateway.log");
+    wait_until("the answer after the restart", || {
+        std::fs::read_to_string(&log_path)
+            .unwrap_or_default()
+            .contains("Nightly job done after the restart.")
+    });
+    // The sender's retry of the same delivery is still known after the restart.
+    let (status, reply) = post_github(port, "jobs", "s", "push", "job-1", &body);
+    assert_eq!((status, reply["status"].as_str()), (200, Some("duplicate")));
+    std::thread::sleep(Duration::from_millis(500));
+    let requests = sb.requests();
+    assert_eq!(requests.len(), 2, "asked once per gateway life");
+    assert_eq!(user_text(&requests[1]), "Run job nightly");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(log.matches("'jobs' answered").count(), 1, "{log}");
+}

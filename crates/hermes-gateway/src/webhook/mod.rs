@@ -57,7 +57,14 @@ pub struct Webhooks {
     cwd: PathBuf,
     log: LogFn,
     inflight: Arc<AtomicUsize>,
+    /// Accepted deliveries until answered (the gateway's inbox): a crash
+    /// between the 202 and the answer runs them again at the next start,
+    /// and a sender's retry after a restart is still known.
+    inbox: Option<crate::messaging::inbox::Inbox>,
 }
+
+/// The inbox's name for webhook deliveries.
+const INBOX_PLATFORM: &str = "webhook";
 
 impl std::fmt::Debug for Webhooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,6 +169,81 @@ impl Webhooks {
             cwd,
             log,
             inflight: Arc::new(AtomicUsize::new(0)),
+            inbox: crate::messaging::inbox::Inbox::open(&home.join("gateway/inbox.db")).ok(),
+        }
+    }
+
+    /// The inbox entry of `job`.
+    fn entry(job: &Job) -> crate::messaging::platform::Incoming {
+        use crate::messaging::platform::{ChatKind, ChatRef, Incoming, Sender};
+        Incoming {
+            key: format!("{}:{}", job.route_name, job.delivery_id),
+            chat: ChatRef {
+                id: job.route_name.clone(),
+                kind: ChatKind::Channel,
+                thread_id: None,
+                name: None,
+            },
+            sender: Sender {
+                id: format!("webhook:{}", job.route_name),
+                name: job.route_name.clone(),
+            },
+            text: serde_json::to_string(job).unwrap_or_default(),
+            addressed: true,
+            button_press: None,
+            attachments: Vec::new(),
+        }
+    }
+
+    /// Records `job` as taken; `false` when the inbox already had it.
+    fn persist(&self, job: &Job) -> bool {
+        let Some(inbox) = &self.inbox else {
+            return true;
+        };
+        match inbox.accept(INBOX_PLATFORM, vec![Self::entry(job)], None, None) {
+            Ok(Some(fresh)) => !fresh.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// Marks `job` answered.
+    fn finished(&self, job: &Job) {
+        if let Some(inbox) = &self.inbox {
+            let _ = inbox.done(INBOX_PLATFORM, &Self::entry(job).key);
+        }
+    }
+
+    /// Runs again the deliveries a previous gateway took but never answered.
+    fn replay(self: &Arc<Self>) {
+        let Some(pending) = self
+            .inbox
+            .as_ref()
+            .and_then(|i| i.pending(INBOX_PLATFORM).ok())
+        else {
+            return;
+        };
+        for entry in pending {
+            let Ok(mut job) = serde_json::from_str::<Job>(&entry.text) else {
+                continue;
+            };
+            let Some(route) = self.route(&job.route_name) else {
+                self.finished(&job);
+                continue;
+            };
+            job.route = route;
+            self.log(
+                LogLevel::Info,
+                &format!(
+                    "[webhook] '{}': delivery {} was taken before a restart and not answered; running it now",
+                    job.route_name, job.delivery_id
+                ),
+            );
+            let me = self.clone();
+            let running = Running::enter(&self.inflight);
+            tokio::spawn(async move {
+                let _running = running;
+                me.run_in_background(job).await;
+            });
         }
     }
 
@@ -329,6 +411,7 @@ impl Webhooks {
             &format!("[webhook] '{name}': event={event} delivery={id}"),
         );
         let job = Job {
+            route_name: route.name.clone(),
             route,
             event,
             delivery_id: id,
@@ -372,6 +455,12 @@ impl Webhooks {
             let (status, body) = run::http_reply(&job, &answer);
             return reply(status, body);
         }
+        if !self.persist(&job) {
+            return reply(
+                200,
+                json!({"status": "duplicate", "delivery_id": job.delivery_id}),
+            );
+        }
         let accepted = json!({"status": "accepted", "route": job.route.name,
                               "event": job.event, "delivery_id": job.delivery_id});
         let me = self.clone();
@@ -387,6 +476,7 @@ impl Webhooks {
         let answer = run::answer(&self.manager, &self.cwd, &job).await;
         self.note_answer(&job, &answer);
         let Ok(text) = &answer.text else {
+            self.finished(&job);
             return;
         };
         match Deliver::parse(&job.route.deliver) {
@@ -410,6 +500,7 @@ impl Webhooks {
             }
             Ok(Deliver::Log | Deliver::Http) | Err(_) => {}
         }
+        self.finished(&job);
     }
 
     fn note_answer(&self, job: &Job, answer: &run::Answer) {
@@ -464,6 +555,7 @@ impl Webhooks {
             LogLevel::Info,
             &format!("[webhook] listening on http://{addr}/webhooks/<route>"),
         );
+        self.replay();
         let inflight = self.inflight.clone();
         crate::serve::serve(
             listener,

@@ -60,7 +60,7 @@ impl Deliver {
 }
 
 /// One route: what a POST to `/webhooks/<name>` does.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Route {
     /// The name in the URL.
     pub name: String,

@@ -12,10 +12,13 @@ use super::routes::{Deliver, Route};
 use super::template;
 
 /// What the agent was asked, and for whom.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Job {
-    /// The route.
+    /// The route's name (the route itself is looked up again on replay).
+    #[serde(skip)]
     pub route: Route,
+    /// The route's name.
+    pub route_name: String,
     /// Its event type.
     pub event: String,
     /// The delivery's id (one session per delivery).
