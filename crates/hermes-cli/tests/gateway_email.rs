@@ -284,3 +284,34 @@ fn a_gateway_killed_mid_answer_answers_exactly_once_after_a_restart() {
     assert!(!texts.iter().any(|t| t.contains("Lost in the crash")));
     assert_eq!(sb.mock.chat_requests().len(), 2);
 }
+
+#[test]
+fn hermes_send_mails_an_address_without_a_model() {
+    let Some((mail, sb)) = start() else {
+        return;
+    };
+    let env = mail.env();
+    let out = sb
+        .command()
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .args([
+            "send",
+            "--to",
+            "email:ann@hermes.test",
+            "The **deploy** finished.",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let got = mail.wait_for("ann", "from hermes send", |m| {
+        m["text"].as_str().is_some_and(|t| t.contains("deploy"))
+    });
+    assert!(
+        got["html"]
+            .as_str()
+            .unwrap()
+            .contains("<strong>deploy</strong>")
+    );
+    assert_eq!(got["subject"], "Hermes Agent");
+    assert!(sb.mock.chat_requests().is_empty());
+}

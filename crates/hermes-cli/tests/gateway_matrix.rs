@@ -306,3 +306,34 @@ fn a_gateway_killed_mid_answer_answers_exactly_once_after_a_restart() {
         "asked once per gateway life"
     );
 }
+
+#[test]
+fn a_streamed_answer_is_one_message_edited_in_place() {
+    let Some(s) = setup() else {
+        return;
+    };
+    s.sb.add_config("streaming:\n  enabled: true\n  edit_interval: 0.1\n");
+    let _gw = s.gateway();
+    let room = s.dm();
+    s.sb.mock.push(
+        Reply::text("First part of the answer, then the second part, then the end.")
+            .with_chunk_delay(Duration::from_millis(60)),
+    );
+    s.ann.say(&room, "stream please");
+    s.ann.wait_for(&room, &s.bot.id, "the whole answer", |t| {
+        t == "First part of the answer, then the second part, then the end."
+    });
+    let events = s.ann.messages_from(&room, &s.bot.id);
+    let edits = events
+        .iter()
+        .filter(|e| e["content"]["m.relates_to"]["rel_type"] == "m.replace")
+        .count();
+    let originals = events
+        .iter()
+        .filter(|e| {
+            e["type"] == "m.room.message" && e["content"]["m.relates_to"]["rel_type"] != "m.replace"
+        })
+        .count();
+    assert_eq!(originals, 1, "one message, edited: {events:#?}");
+    assert!(edits >= 1, "no edit: {events:#?}");
+}
