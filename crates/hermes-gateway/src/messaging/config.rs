@@ -192,6 +192,45 @@ fn tool_progress(tree: &Value, name: &str, env: &dyn Fn(&str) -> Option<String>)
         })
 }
 
+/// The platform's token (`<NAME>_BOT_TOKEN`, or its own variable) and,
+/// for Matrix, a user id and password to log in with; `None` when the
+/// platform is not set up (or `enabled: false`). A plugin needs no token.
+fn credentials(
+    name: &str,
+    tree: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+    plugin: bool,
+) -> Option<(String, Option<(String, String)>)> {
+    let env_text = |k: &str| {
+        env(k)
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| v.trim().to_owned())
+    };
+    let token_var = match name {
+        "matrix" => "MATRIX_ACCESS_TOKEN".to_owned(),
+        "email" => "EMAIL_PASSWORD".to_owned(),
+        "homeassistant" => "HASS_TOKEN".to_owned(),
+        _ => format!("{}_BOT_TOKEN", name.to_ascii_uppercase()),
+    };
+    let login = (name == "matrix")
+        .then(|| {
+            let user =
+                env_text("MATRIX_USER_ID").or_else(|| platform_key(tree, name, "user_id"))?;
+            let password =
+                env_text("MATRIX_PASSWORD").or_else(|| platform_key(tree, name, "password"))?;
+            Some((user, password))
+        })
+        .flatten();
+    let token = env_text(&token_var)
+        .or_else(|| platform_key(tree, name, "token"))
+        .or_else(|| (login.is_some() || plugin).then(String::new))?;
+    let explicitly_off = boolean(platform_key(tree, name, "enabled").as_deref()) == Some(false);
+    if explicitly_off || (token.len() < 4 && login.is_none() && !plugin) {
+        return None;
+    }
+    Some((token, login))
+}
+
 fn platform(
     name: &'static str,
     tree: &Value,
@@ -210,28 +249,7 @@ fn platform(
     if name == "email" && email.is_none() {
         return None;
     }
-    let token_var = match name {
-        "matrix" => "MATRIX_ACCESS_TOKEN".to_owned(),
-        "email" => "EMAIL_PASSWORD".to_owned(),
-        "homeassistant" => "HASS_TOKEN".to_owned(),
-        _ => format!("{upper}_BOT_TOKEN"),
-    };
-    let login = (name == "matrix")
-        .then(|| {
-            let user =
-                env_text("MATRIX_USER_ID").or_else(|| platform_key(tree, name, "user_id"))?;
-            let password =
-                env_text("MATRIX_PASSWORD").or_else(|| platform_key(tree, name, "password"))?;
-            Some((user, password))
-        })
-        .flatten();
-    let token = env_text(&token_var)
-        .or_else(|| platform_key(tree, name, "token"))
-        .or_else(|| (login.is_some() || launch.is_some()).then(String::new))?;
-    let explicitly_off = boolean(platform_key(tree, name, "enabled").as_deref()) == Some(false);
-    if explicitly_off || (token.len() < 4 && login.is_none() && launch.is_none()) {
-        return None;
-    }
+    let (token, login) = credentials(name, tree, env, launch.is_some())?;
     let home_var = match name {
         "matrix" => "MATRIX_HOME_ROOM".to_owned(),
         "email" => "EMAIL_HOME_ADDRESS".to_owned(),
