@@ -524,3 +524,46 @@ fn a_delivery_taken_before_a_kill_is_answered_once_after_the_restart() {
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert_eq!(log.matches("'jobs' answered").count(), 1, "{log}");
 }
+
+#[test]
+fn a_route_with_skills_runs_with_them_loaded() {
+    let sb = Sandbox::start();
+    let port = free_port();
+    enable(&sb, port, "");
+    let skill = sb.home.path().join("skills/review-guide");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: review-guide\ndescription: How we review pull requests\n---\n\nAlways check the CHANGELOG-ZEBRA entry first.\n",
+    )
+    .unwrap();
+    let made = sb.run(&[
+        "webhook",
+        "subscribe",
+        "prs",
+        "--skills",
+        "review-guide,not-a-skill",
+        "--prompt",
+        "Review PR {number}",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let secret = printed_secret(&stdout(&made));
+    sb.mock.push(Reply::text("Reviewed."));
+    let _gw = start(&sb, port);
+    let (status, _) = post_github(
+        port,
+        "prs",
+        &secret,
+        "pull_request",
+        "pr-1",
+        &json!({"number": 7}),
+    );
+    assert_eq!(status, 202);
+    wait_until("the model request", || !sb.requests().is_empty());
+    let request = sb.requests()[0].to_string();
+    assert!(
+        request.contains("CHANGELOG-ZEBRA"),
+        "the skill was loaded: {request}"
+    );
+    assert!(request.contains("Review PR 7"));
+}
