@@ -22,6 +22,10 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{kib, percentile};
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -33,16 +37,6 @@ use hermes_mock::{MockServer, Reply};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hermes");
 const KEY: &str = "bench-key-0123456789abcdef";
-
-fn kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
 
 /// One streamed chat over a fresh connection, as a task.
 async fn request_async(port: u16, body: &str) -> Result<String, String> {
@@ -68,13 +62,6 @@ async fn request_async(port: u16, body: &str) -> Result<String, String> {
         return Err(raw.lines().next().unwrap_or("no answer").to_owned());
     }
     Ok(raw)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 fn main() {

@@ -15,6 +15,10 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{kib, percentile};
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 
@@ -29,23 +33,6 @@ use support::matrix::{Synapse, User, enc};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hermes");
 const ANSWER: &str = "Answer from the mock model";
-
-fn kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
 
 /// Follows `person`'s `/sync` and reports each answer from `bot` (room, when seen).
 fn watch_answers(person: User, bot: String) -> mpsc::Receiver<(String, Instant)> {
@@ -137,37 +124,8 @@ fn main() {
     mock.forget_bodies();
     mock.respond_with(|_| Some(Reply::text(ANSWER)));
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.yaml"),
-        format!(
-            "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\n\
-             agent:\n  api_max_retries: 1\n",
-            mock.base_url()
-        ),
-    )
-    .unwrap();
-    let log = std::fs::File::create(home.path().join("gateway.log")).unwrap();
     let started = Instant::now();
-    let mut child = Command::new(BIN)
-        .args(["gateway", "run"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("HERMES_HOME", home.path())
-        .env("MATRIX_HOMESERVER", hs.url())
-        .env("MATRIX_ACCESS_TOKEN", &bot.token)
-        .env("MATRIX_ALLOWED_USERS", &ann.id)
-        // `MATRIX_REACTIONS=false cargo bench …` leaves out the 👀/✅ events.
-        .env(
-            "MATRIX_REACTIONS",
-            std::env::var("MATRIX_REACTIONS").unwrap_or_else(|_| "true".into()),
-        )
-        .current_dir(home.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
+    let mut child = spawn_gateway(&mock, home.path(), &hs, &bot, &ann);
     let pid = child.id();
     let answers = watch_answers(ann.clone(), bot.id.clone());
     let mut counts = HashMap::new();
@@ -200,47 +158,7 @@ fn main() {
     );
 
     for round in 1..=rounds {
-        let barrier = Arc::new(Barrier::new(rooms.len()));
-        let senders: Vec<_> = rooms
-            .iter()
-            .map(|room| {
-                let (barrier, ann, room) = (barrier.clone(), ann.clone(), room.clone());
-                std::thread::spawn(move || {
-                    barrier.wait();
-                    let at = Instant::now();
-                    ann.say(&room, &format!("message {round}"));
-                    (room, at)
-                })
-            })
-            .collect();
-        let sent: HashMap<String, Instant> =
-            senders.into_iter().map(|t| t.join().unwrap()).collect();
-        let round_started = sent.values().min().copied().unwrap_or_else(Instant::now);
-        let answered = collect(
-            &answers,
-            &mut counts,
-            &rooms,
-            round,
-            Duration::from_secs(180),
-        );
-        let mut latencies: Vec<Duration> = answered
-            .iter()
-            .map(|(room, at)| at.saturating_duration_since(sent[room]))
-            .collect();
-        latencies.sort();
-        let wall = answered.values().max().map_or(Duration::ZERO, |last| {
-            last.saturating_duration_since(round_started)
-        });
-        println!(
-            "matrix round {round}: {}/{} rooms answered in {wall:.2?}; latency p50 {:.2?} p90 {:.2?} p99 {:.2?} max {:.2?}; RSS {} KiB",
-            answered.len(),
-            rooms.len(),
-            percentile(&latencies, 0.5),
-            percentile(&latencies, 0.9),
-            percentile(&latencies, 0.99),
-            latencies.last().copied().unwrap_or_default(),
-            kib(pid, "VmRSS:"),
-        );
+        run_round(round, &ann, &rooms, &answers, &mut counts, pid);
     }
     // Late duplicates would show up now.
     let _ = collect(&answers, &mut counts, &[], 1, Duration::from_secs(2));
@@ -254,4 +172,89 @@ fn main() {
     );
     let _ = Command::new("kill").arg(pid.to_string()).status();
     let _ = child.wait();
+}
+
+/// `hermes gateway run` for the bot on `hs`, answering from `mock`, in `home`.
+fn spawn_gateway(
+    mock: &MockServer,
+    home: &std::path::Path,
+    hs: &Synapse,
+    bot: &User,
+    ann: &User,
+) -> std::process::Child {
+    std::fs::write(
+        home.join("config.yaml"),
+        format!(
+            "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\n\
+             agent:\n  api_max_retries: 1\n",
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(home.join("gateway.log")).unwrap();
+    Command::new(BIN)
+        .args(["gateway", "run"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("HERMES_HOME", home)
+        .env("MATRIX_HOMESERVER", hs.url())
+        .env("MATRIX_ACCESS_TOKEN", &bot.token)
+        .env("MATRIX_ALLOWED_USERS", &ann.id)
+        // `MATRIX_REACTIONS=false cargo bench …` leaves out the 👀/✅ events.
+        .env(
+            "MATRIX_REACTIONS",
+            std::env::var("MATRIX_REACTIONS").unwrap_or_else(|_| "true".into()),
+        )
+        .current_dir(home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+/// One round: a message in every room at once, then the answers' latencies.
+fn run_round(
+    round: usize,
+    ann: &User,
+    rooms: &[String],
+    answers: &mpsc::Receiver<(String, Instant)>,
+    counts: &mut HashMap<String, usize>,
+    pid: u32,
+) {
+    let barrier = Arc::new(Barrier::new(rooms.len()));
+    let senders: Vec<_> = rooms
+        .iter()
+        .map(|room| {
+            let (barrier, ann, room) = (barrier.clone(), ann.clone(), room.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let at = Instant::now();
+                ann.say(&room, &format!("message {round}"));
+                (room, at)
+            })
+        })
+        .collect();
+    let sent: HashMap<String, Instant> = senders.into_iter().map(|t| t.join().unwrap()).collect();
+    let round_started = sent.values().min().copied().unwrap_or_else(Instant::now);
+    let answered = collect(answers, counts, rooms, round, Duration::from_secs(180));
+    let mut latencies: Vec<Duration> = answered
+        .iter()
+        .map(|(room, at)| at.saturating_duration_since(sent[room]))
+        .collect();
+    latencies.sort();
+    let wall = answered.values().max().map_or(Duration::ZERO, |last| {
+        last.saturating_duration_since(round_started)
+    });
+    println!(
+        "matrix round {round}: {}/{} rooms answered in {wall:.2?}; latency p50 {:.2?} p90 {:.2?} p99 {:.2?} max {:.2?}; RSS {} KiB",
+        answered.len(),
+        rooms.len(),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.9),
+        percentile(&latencies, 0.99),
+        latencies.last().copied().unwrap_or_default(),
+        kib(pid, "VmRSS:"),
+    );
 }

@@ -17,6 +17,10 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{kib, percentile};
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -32,16 +36,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_hermes");
 const TOKEN: &str = "123456:TEST-token";
 const ANSWER: &str = "Answer from the mock model";
 const FIRST_CHAT: i64 = 1000;
-
-fn kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
 
 /// One POST with a JSON body to the emulator; the parsed answer.
 fn post(port: u16, path: &str, body: &Value) -> Value {
@@ -115,13 +109,6 @@ impl Emulator {
         }
         counts
     }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 /// Waits until every chat in `chats` has `want` answers (or `limit` passes);

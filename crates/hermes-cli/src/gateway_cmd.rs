@@ -153,51 +153,17 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
         }));
     }
     if let Some(api) = api {
-        let server = hermes_gateway::serve::Server::bind(api.clone(), manager.clone(), cwd.clone())
-            .await
-            .map_err(|e| {
-                log(LogLevel::Error, API_LOGGER, &format!("[Api_Server] {e}"));
-                anyhow::Error::msg(e)
-            })?
-            .with_log(log.clone())
-            .with_profiles(multiplexed(&manager, &log));
-        for inflight in server.inflight() {
-            counted.push(Arc::new(move || inflight.count()));
-        }
-        let addr = server
-            .local_addr()
-            .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
-        log(
-            LogLevel::Info,
-            API_LOGGER,
-            &format!(
-                "API server listening on http://{addr}/v1 (model '{}', max {} concurrent runs)",
-                api.model_name,
-                if api.max_concurrent_runs == 0 {
-                    "unlimited".to_owned()
-                } else {
-                    api.max_concurrent_runs.to_string()
-                }
-            ),
-        );
-        let stop = stop.clone();
-        tasks.push(tokio::spawn(async move { server.run(stop).await }));
+        let ctx = (&manager, cwd.as_path(), &log, &stop);
+        let (task, counters) = start_api_server(api, ctx).await?;
+        counted.extend(counters);
+        tasks.push(task);
     }
     if let Some(config) = webhooks {
-        let webhooks = Arc::new(hermes_gateway::webhook::Webhooks::new(
-            config,
-            &home,
-            manager.clone(),
-            cwd.clone(),
-            log.clone(),
-        ));
-        let runs = webhooks.inflight();
-        counted.push(Arc::new(move || {
-            runs.load(std::sync::atomic::Ordering::Relaxed)
-        }));
+        let ctx = (&manager, cwd.as_path(), &log, &stop);
+        let (task, counter) = start_webhooks(config, &home, ctx);
+        counted.push(counter);
         status.platform("webhook", "connected", None);
-        let stop = stop.clone();
-        tasks.push(tokio::spawn(async move { webhooks.serve(stop).await }));
+        tasks.push(task);
     }
     count_sessions(status.clone(), counted, stop.clone());
     for task in tasks {
@@ -212,6 +178,84 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     status.gateway("stopped");
     log(LogLevel::Info, RUN_LOGGER, "stopped.");
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a gateway part runs with: the sessions, the working directory, the
+/// log and the stop signal.
+type PartContext<'a> = (
+    &'a SessionManager,
+    &'a std::path::Path,
+    &'a LogFn,
+    &'a CancellationToken,
+);
+
+/// How to count a part's runs in flight.
+type Counter = Arc<dyn Fn() -> usize + Send + Sync>;
+
+/// A running part of the gateway.
+type Task = tokio::task::JoinHandle<Result<(), String>>;
+
+/// Binds and starts the API server (and the profiles it serves).
+async fn start_api_server(
+    api: hermes_gateway::ApiServerConfig,
+    (manager, cwd, log, stop): PartContext<'_>,
+) -> Result<(Task, Vec<Counter>)> {
+    let server =
+        hermes_gateway::serve::Server::bind(api.clone(), manager.clone(), cwd.to_path_buf())
+            .await
+            .map_err(|e| {
+                log(LogLevel::Error, API_LOGGER, &format!("[Api_Server] {e}"));
+                anyhow::Error::msg(e)
+            })?
+            .with_log(log.clone())
+            .with_profiles(multiplexed(manager, log));
+    let counters: Vec<Counter> = server
+        .inflight()
+        .into_iter()
+        .map(|inflight| Arc::new(move || inflight.count()) as Counter)
+        .collect();
+    let addr = server
+        .local_addr()
+        .map_or_else(|| format!("{}:{}", api.host, api.port), |a| a.to_string());
+    let cap = if api.max_concurrent_runs == 0 {
+        "unlimited".to_owned()
+    } else {
+        api.max_concurrent_runs.to_string()
+    };
+    log(
+        LogLevel::Info,
+        API_LOGGER,
+        &format!(
+            "API server listening on http://{addr}/v1 (model '{}', max {cap} concurrent runs)",
+            api.model_name
+        ),
+    );
+    let stop = stop.clone();
+    Ok((
+        tokio::spawn(async move { server.run(stop).await }),
+        counters,
+    ))
+}
+
+/// Starts the webhook listener.
+fn start_webhooks(
+    config: hermes_gateway::webhook::routes::WebhookConfig,
+    home: &std::path::Path,
+    (manager, cwd, log, stop): PartContext<'_>,
+) -> (Task, Counter) {
+    let webhooks = Arc::new(hermes_gateway::webhook::Webhooks::new(
+        config,
+        home,
+        manager.clone(),
+        cwd.to_path_buf(),
+        log.clone(),
+    ));
+    let runs = webhooks.inflight();
+    let stop = stop.clone();
+    (
+        tokio::spawn(async move { webhooks.serve(stop).await }),
+        Arc::new(move || runs.load(std::sync::atomic::Ordering::Relaxed)),
+    )
 }
 
 /// With `gateway.multiplex_profiles: true`, every other profile under the

@@ -231,6 +231,53 @@ fn credentials(
     Some((token, login))
 }
 
+/// The platform's API address: `HERMES_<NAME>_BASE_URL`, Matrix's
+/// `MATRIX_HOMESERVER`, Home Assistant's `HASS_URL`, else config.yaml.
+fn base_url(name: &str, tree: &Value, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let env_text = |k: &str| {
+        env(k)
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| v.trim().to_owned())
+    };
+    let own_var = match name {
+        "matrix" => Some("MATRIX_HOMESERVER"),
+        "homeassistant" => Some("HASS_URL"),
+        _ => None,
+    };
+    env_text(&format!("HERMES_{}_BASE_URL", name.to_ascii_uppercase()))
+        .or_else(|| own_var.and_then(env_text))
+        .or_else(|| platform_key(tree, name, "base_url"))
+        .or_else(|| platform_key(tree, name, "homeserver"))
+        .or_else(|| platform_key(tree, name, "url"))
+}
+
+/// The home channel and its thread (`<NAME>_HOME_CHANNEL`, Matrix's
+/// `MATRIX_HOME_ROOM`, email's `EMAIL_HOME_ADDRESS`; Home Assistant's one
+/// events chat), else `platforms.<name>.home_channel`.
+fn home_channel(
+    name: &str,
+    tree: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (Option<String>, Option<String>) {
+    let env_text = |k: &str| {
+        env(k)
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| v.trim().to_owned())
+    };
+    let var = match name {
+        "matrix" => "MATRIX_HOME_ROOM".to_owned(),
+        "email" => "EMAIL_HOME_ADDRESS".to_owned(),
+        _ => format!("{}_HOME_CHANNEL", name.to_ascii_uppercase()),
+    };
+    let chat = (name == "homeassistant")
+        .then(|| super::homeassistant::CHAT_ID.to_owned())
+        .or_else(|| env_text(&var))
+        .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/chat_id"))));
+    let thread = env_text(&format!("{var}_THREAD_ID"))
+        .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/thread_id"))));
+    (chat, thread)
+}
+
 fn platform(
     name: &'static str,
     tree: &Value,
@@ -250,11 +297,7 @@ fn platform(
         return None;
     }
     let (token, login) = credentials(name, tree, env, launch.is_some())?;
-    let home_var = match name {
-        "matrix" => "MATRIX_HOME_ROOM".to_owned(),
-        "email" => "EMAIL_HOME_ADDRESS".to_owned(),
-        _ => format!("{upper}_HOME_CHANNEL"),
-    };
+    let home = home_channel(name, tree, env);
     let require_mention = env_text(&format!("{upper}_REQUIRE_MENTION"))
         .or_else(|| platform_key(tree, name, "require_mention"))
         .or_else(|| text(tree.pointer("/require_mention")).filter(|_| name == "telegram"))
@@ -274,20 +317,7 @@ fn platform(
         app_token: (name == "slack")
             .then(|| env_text("SLACK_APP_TOKEN").or_else(|| platform_key(tree, name, "app_token")))
             .flatten(),
-        base_url: env_text(&format!("HERMES_{upper}_BASE_URL"))
-            .or_else(|| {
-                (name == "matrix")
-                    .then(|| env_text("MATRIX_HOMESERVER"))
-                    .flatten()
-            })
-            .or_else(|| {
-                (name == "homeassistant")
-                    .then(|| env_text("HASS_URL"))
-                    .flatten()
-            })
-            .or_else(|| platform_key(tree, name, "base_url"))
-            .or_else(|| platform_key(tree, name, "homeserver"))
-            .or_else(|| platform_key(tree, name, "url")),
+        base_url: base_url(name, tree, env),
         login,
         email,
         plugin: launch,
@@ -302,12 +332,8 @@ fn platform(
         require_mention,
         tool_progress: tool_progress(tree, name, env),
         access,
-        home_channel: (name == "homeassistant")
-            .then(|| super::homeassistant::CHAT_ID.to_owned())
-            .or_else(|| env_text(&home_var))
-            .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/chat_id")))),
-        home_thread: env_text(&format!("{home_var}_THREAD_ID"))
-            .or_else(|| text(tree.pointer(&format!("/platforms/{name}/home_channel/thread_id")))),
+        home_channel: home.0,
+        home_thread: home.1,
         typing: boolean(platform_key(tree, name, "typing_indicator").as_deref()).unwrap_or(true),
         reactions: boolean(env_text(&format!("{upper}_REACTIONS")).as_deref())
             .or_else(|| boolean(platform_key(tree, name, "reactions").as_deref()))
