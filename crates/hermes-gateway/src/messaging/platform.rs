@@ -247,23 +247,35 @@ pub trait Adapter: Send + Sync + 'static {
         message: &'a Outgoing,
     ) -> BoxFuture<'a, Result<String, PlatformError>>;
 
-    /// Replaces the text (and buttons) of a message the bot sent.
+    /// Replaces the text (and buttons) of a message the bot sent; platforms
+    /// whose messages cannot change say [`PlatformError::Unsupported`]
+    /// (answers then go out whole).
     fn edit<'a>(
         &'a self,
         chat: &'a ChatRef,
         message_id: &'a str,
         message: &'a Outgoing,
-    ) -> BoxFuture<'a, Result<(), PlatformError>>;
+    ) -> BoxFuture<'a, Result<(), PlatformError>> {
+        let _ = (chat, message_id, message);
+        Box::pin(async { Err(PlatformError::Unsupported("editing a sent message".into())) })
+    }
 
-    /// Shows that the bot is working.
-    fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), PlatformError>>;
+    /// Shows that the bot is working; nothing where the platform has no such sign.
+    fn typing<'a>(&'a self, chat: &'a ChatRef) -> BoxFuture<'a, Result<(), PlatformError>> {
+        let _ = chat;
+        Box::pin(async { Ok(()) })
+    }
 
-    /// Acknowledges a button press (stops the client's spinner), with a short note.
+    /// Acknowledges a button press (stops the client's spinner), with a short
+    /// note; nothing for platforms without buttons.
     fn answer_press<'a>(
         &'a self,
         press_id: &'a str,
         note: &'a str,
-    ) -> BoxFuture<'a, Result<(), PlatformError>>;
+    ) -> BoxFuture<'a, Result<(), PlatformError>> {
+        let _ = (press_id, note);
+        Box::pin(async { Ok(()) })
+    }
 
     /// Sends a file (with a caption); returns the message id. Platforms that
     /// cannot take files say [`PlatformError::Unsupported`].

@@ -375,27 +375,6 @@ impl Adapter for Email {
         })
     }
 
-    fn edit<'a>(
-        &'a self,
-        _chat: &'a ChatRef,
-        _message_id: &'a str,
-        _message: &'a Outgoing,
-    ) -> BoxFuture<'a, Result<(), PlatformError>> {
-        Box::pin(async { Err(PlatformError::Unsupported("editing a sent email".into())) })
-    }
-
-    fn typing<'a>(&'a self, _chat: &'a ChatRef) -> BoxFuture<'a, Result<(), PlatformError>> {
-        Box::pin(async { Ok(()) })
-    }
-
-    fn answer_press<'a>(
-        &'a self,
-        _press_id: &'a str,
-        _note: &'a str,
-    ) -> BoxFuture<'a, Result<(), PlatformError>> {
-        Box::pin(async { Ok(()) })
-    }
-
     fn send_file<'a>(
         &'a self,
         chat: &'a ChatRef,

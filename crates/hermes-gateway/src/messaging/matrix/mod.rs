@@ -534,14 +534,6 @@ impl Adapter for Matrix {
         })
     }
 
-    fn answer_press<'a>(
-        &'a self,
-        _press_id: &'a str,
-        _note: &'a str,
-    ) -> BoxFuture<'a, Result<(), PlatformError>> {
-        Box::pin(async { Ok(()) })
-    }
-
     fn send_file<'a>(
         &'a self,
         chat: &'a ChatRef,
