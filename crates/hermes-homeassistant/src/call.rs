@@ -10,7 +10,7 @@ use hermes_protocol::ToolSchema;
 use hermes_tools::{Tool, ToolContext, ToolError, ToolResult};
 use serde_json::{Map, Value, json};
 
-use crate::{Client, TOOLSET, is_entity_id, is_name, result};
+use crate::{Client, is_entity_id, is_name, result};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -67,18 +67,7 @@ fn body(args: &Value, entity: &str) -> Result<Map<String, Value>, ToolError> {
 }
 
 impl Tool for CallServiceTool {
-    fn name(&self) -> &str {
-        "ha_call_service"
-    }
-    fn toolset(&self) -> &str {
-        TOOLSET
-    }
-    fn emoji(&self) -> &str {
-        "🏠"
-    }
-    fn check(&self) -> Result<(), String> {
-        self.0.settings.check()
-    }
+    ha_tool_basics!("ha_call_service", hermes_tools::ParallelClass::Exclusive);
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "ha_call_service".into(),

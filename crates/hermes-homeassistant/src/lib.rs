@@ -4,6 +4,28 @@
 //! is set; service calls that open locks, alarms or covers ask for approval
 //! like a dangerous command (ours: the reference runs them unasked).
 
+/// The methods every `ha_*` tool answers alike: its name, the toolset,
+/// the 🏠, the token check and how it may share a batch.
+macro_rules! ha_tool_basics {
+    ($name:literal, $parallel:expr) => {
+        fn name(&self) -> &str {
+            $name
+        }
+        fn toolset(&self) -> &str {
+            crate::TOOLSET
+        }
+        fn emoji(&self) -> &str {
+            "🏠"
+        }
+        fn check(&self) -> Result<(), String> {
+            self.0.settings.check()
+        }
+        fn parallel_class(&self) -> hermes_tools::ParallelClass {
+            $parallel
+        }
+    };
+}
+
 mod call;
 mod read;
 

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use hermes_protocol::ToolSchema;
-use hermes_tools::{ParallelClass, Tool, ToolContext, ToolError, ToolResult};
+use hermes_tools::{Tool, ToolContext, ToolError, ToolResult};
 use serde_json::{Map, Value, json};
 
-use crate::{Client, TOOLSET, is_entity_id, result};
+use crate::{Client, is_entity_id, result};
 
 const LIST_TIMEOUT: Duration = Duration::from_secs(15);
 const STATE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -95,21 +95,7 @@ fn shape_services(all: &Value, domain: &str) -> Value {
 }
 
 impl Tool for ListEntitiesTool {
-    fn name(&self) -> &str {
-        "ha_list_entities"
-    }
-    fn toolset(&self) -> &str {
-        TOOLSET
-    }
-    fn emoji(&self) -> &str {
-        "🏠"
-    }
-    fn check(&self) -> Result<(), String> {
-        self.0.settings.check()
-    }
-    fn parallel_class(&self) -> ParallelClass {
-        ParallelClass::ReadOnly
-    }
+    ha_tool_basics!("ha_list_entities", hermes_tools::ParallelClass::ReadOnly);
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "ha_list_entities".into(),
@@ -140,21 +126,7 @@ impl Tool for ListEntitiesTool {
 }
 
 impl Tool for GetStateTool {
-    fn name(&self) -> &str {
-        "ha_get_state"
-    }
-    fn toolset(&self) -> &str {
-        TOOLSET
-    }
-    fn emoji(&self) -> &str {
-        "🏠"
-    }
-    fn check(&self) -> Result<(), String> {
-        self.0.settings.check()
-    }
-    fn parallel_class(&self) -> ParallelClass {
-        ParallelClass::ReadOnly
-    }
+    ha_tool_basics!("ha_get_state", hermes_tools::ParallelClass::ReadOnly);
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "ha_get_state".into(),
@@ -194,21 +166,7 @@ impl Tool for GetStateTool {
 }
 
 impl Tool for ListServicesTool {
-    fn name(&self) -> &str {
-        "ha_list_services"
-    }
-    fn toolset(&self) -> &str {
-        TOOLSET
-    }
-    fn emoji(&self) -> &str {
-        "🏠"
-    }
-    fn check(&self) -> Result<(), String> {
-        self.0.settings.check()
-    }
-    fn parallel_class(&self) -> ParallelClass {
-        ParallelClass::ReadOnly
-    }
+    ha_tool_basics!("ha_list_services", hermes_tools::ParallelClass::ReadOnly);
     fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: "ha_list_services".into(),
