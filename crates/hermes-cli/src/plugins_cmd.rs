@@ -6,7 +6,9 @@ use std::io::Write;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use hermes_session::Setup;
-use hermes_session::plugins::{PluginRuntime, PluginStatus, discover, plugins_dir, set_enabled};
+use hermes_session::plugins::{
+    PluginInfo, PluginRuntime, PluginStatus, discover, plugins_dir, set_enabled,
+};
 use serde_json::json;
 
 /// `hermes plugins` arguments.
@@ -56,6 +58,98 @@ pub(crate) fn run(args: PluginsArgs, setup: &Setup) -> Result<std::process::Exit
     inner(args, setup).map(|()| std::process::ExitCode::SUCCESS)
 }
 
+/// `plugins list --json`.
+fn list_json(plugins: &[PluginInfo], out: &mut impl Write) -> Result<()> {
+    let list: Vec<_> = plugins
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.key,
+                "status": p.status.label(),
+                "version": p.version,
+                "description": p.description,
+                "source": "user",
+                "runtime": runtime_label(&p.runtime),
+                "hooks": p.hooks.iter().map(|h| h.as_str()).collect::<Vec<_>>(),
+                "tools": p.tools,
+                "platforms": p.platforms,
+                "error": p.error,
+            })
+        })
+        .collect();
+    writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+    Ok(())
+}
+
+/// `plugins list --plain`: one line each.
+fn list_plain(plugins: &[PluginInfo], out: &mut impl Write) -> Result<()> {
+    for p in plugins {
+        writeln!(
+            out,
+            "{:12} {:8} {:8} {}",
+            p.status.label(),
+            runtime_label(&p.runtime),
+            p.version,
+            p.key
+        )?;
+    }
+    Ok(())
+}
+
+/// `plugins list`: each plugin with what it provides and its problems.
+fn list_table(plugins: &[PluginInfo], out: &mut impl Write) -> Result<()> {
+    writeln!(out, "Plugins ({}):", plugins.len())?;
+    for p in plugins {
+        let glyph = match p.status {
+            PluginStatus::Enabled => "✓",
+            PluginStatus::Disabled => "✗",
+            PluginStatus::NotEnabled => "○",
+        };
+        let version = if p.version.is_empty() {
+            String::new()
+        } else {
+            format!(" v{}", p.version)
+        };
+        let description = if p.description.is_empty() {
+            "(no description)"
+        } else {
+            &p.description
+        };
+        writeln!(
+            out,
+            "  {glyph} {}{version} — {description} [{}, {}]",
+            p.key,
+            p.status.label(),
+            runtime_label(&p.runtime)
+        )?;
+        if !p.hooks.is_empty() {
+            let hooks: Vec<&str> = p.hooks.iter().map(|h| h.as_str()).collect();
+            writeln!(out, "      hooks: {}", hooks.join(", "))?;
+        }
+        if !p.platforms.is_empty() {
+            writeln!(out, "      platforms: {}", p.platforms.join(", "))?;
+        }
+        if !p.tools.is_empty() {
+            writeln!(out, "      tools: {}", p.tools.join(", "))?;
+        }
+        if p.runtime == PluginRuntime::Python {
+            writeln!(
+                out,
+                "      ⚠ Python plugin: hermes-rs cannot load it (give it an `executable`)"
+            )?;
+        }
+        if let Some(e) = &p.error {
+            writeln!(out, "      ⚠ {e}")?;
+        }
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Plugins are opt-in by default — only 'enabled' plugins load."
+    )?;
+    Ok(())
+}
+
 fn inner(args: PluginsArgs, setup: &Setup) -> Result<()> {
     let mut out = std::io::stdout();
     let action = args.action.unwrap_or(PluginsAction::List {
@@ -74,97 +168,19 @@ fn inner(args: PluginsArgs, setup: &Setup) -> Result<()> {
                 .filter(|p| !enabled || p.status == PluginStatus::Enabled)
                 .collect();
             if json {
-                let list: Vec<_> = plugins
-                    .iter()
-                    .map(|p| {
-                        json!({
-                            "name": p.key,
-                            "status": p.status.label(),
-                            "version": p.version,
-                            "description": p.description,
-                            "source": "user",
-                            "runtime": runtime_label(&p.runtime),
-                            "hooks": p.hooks.iter().map(|h| h.as_str()).collect::<Vec<_>>(),
-                            "tools": p.tools,
-                            "platforms": p.platforms,
-                            "error": p.error,
-                        })
-                    })
-                    .collect();
-                writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
-                return Ok(());
-            }
-            if plugins.is_empty() {
+                list_json(&plugins, &mut out)?;
+            } else if plugins.is_empty() {
                 writeln!(out, "No plugins installed.")?;
                 writeln!(
                     out,
                     "Put a plugin in {}/<name>/ with a plugin.yaml naming its `executable`.",
                     plugins_dir(setup).display()
                 )?;
-                return Ok(());
+            } else if plain {
+                list_plain(&plugins, &mut out)?;
+            } else {
+                list_table(&plugins, &mut out)?;
             }
-            if plain {
-                for p in &plugins {
-                    writeln!(
-                        out,
-                        "{:12} {:8} {:8} {}",
-                        p.status.label(),
-                        runtime_label(&p.runtime),
-                        p.version,
-                        p.key
-                    )?;
-                }
-                return Ok(());
-            }
-            writeln!(out, "Plugins ({}):", plugins.len())?;
-            for p in &plugins {
-                let glyph = match p.status {
-                    PluginStatus::Enabled => "✓",
-                    PluginStatus::Disabled => "✗",
-                    PluginStatus::NotEnabled => "○",
-                };
-                let version = if p.version.is_empty() {
-                    String::new()
-                } else {
-                    format!(" v{}", p.version)
-                };
-                writeln!(
-                    out,
-                    "  {glyph} {}{version} — {} [{}, {}]",
-                    p.key,
-                    if p.description.is_empty() {
-                        "(no description)"
-                    } else {
-                        &p.description
-                    },
-                    p.status.label(),
-                    runtime_label(&p.runtime)
-                )?;
-                if !p.hooks.is_empty() {
-                    let hooks: Vec<&str> = p.hooks.iter().map(|h| h.as_str()).collect();
-                    writeln!(out, "      hooks: {}", hooks.join(", "))?;
-                }
-                if !p.platforms.is_empty() {
-                    writeln!(out, "      platforms: {}", p.platforms.join(", "))?;
-                }
-                if !p.tools.is_empty() {
-                    writeln!(out, "      tools: {}", p.tools.join(", "))?;
-                }
-                if p.runtime == PluginRuntime::Python {
-                    writeln!(
-                        out,
-                        "      ⚠ Python plugin: hermes-rs cannot load it (give it an `executable`)"
-                    )?;
-                }
-                if let Some(e) = &p.error {
-                    writeln!(out, "      ⚠ {e}")?;
-                }
-            }
-            writeln!(out)?;
-            writeln!(
-                out,
-                "Plugins are opt-in by default — only 'enabled' plugins load."
-            )?;
         }
         PluginsAction::Enable { name } => match set_enabled(setup, &name, true)? {
             (key, true) => writeln!(out, "✓ Plugin {key} enabled. Takes effect on next session.")?,
