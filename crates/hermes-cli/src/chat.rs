@@ -285,6 +285,7 @@ impl Session {
         };
         let manager = SessionManager::new(setup.clone());
         crate::hooks_cmd::install(manager.services(), interactive);
+        crate::mcp_oauth::install(manager.services(), interactive);
         let (conv, _) = tokio::join!(manager.start(spec), upkeep);
         let conv = conv?;
         let mut err = std::io::stderr();

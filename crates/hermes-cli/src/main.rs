@@ -21,6 +21,7 @@ mod logging;
 mod logs_cmd;
 mod markdown;
 mod mcp_cmd;
+mod mcp_oauth;
 mod model_cmd;
 mod not_here;
 mod pairing_cmd;

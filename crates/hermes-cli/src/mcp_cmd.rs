@@ -23,11 +23,24 @@ pub struct McpArgs {
 
 #[derive(Debug, Subcommand)]
 enum McpAction {
-    /// Run Hermes as an MCP server (expose conversations to other agents) on stdio.
+    /// Run Hermes as an MCP server (expose conversations to other agents) on
+    /// stdio, or over Streamable HTTP with --http.
     Serve {
         /// Enable verbose logging on stderr.
         #[arg(short, long)]
         verbose: bool,
+        #[command(flatten)]
+        http: ServeHttp,
+    },
+    /// Authorize Hermes with an OAuth-protected server (opens the browser).
+    Login {
+        /// Server name (configured with `auth: oauth`).
+        name: String,
+    },
+    /// Forget a server's OAuth tokens and client registration.
+    Logout {
+        /// Server name.
+        name: String,
     },
     /// Add an MCP server: connects, lists its tools, then saves it to config.yaml.
     Add {
@@ -56,7 +69,9 @@ enum McpAction {
 pub async fn run(args: McpArgs, run: &RunArgs) -> Result<ExitCode> {
     let setup = crate::chat::load_setup(run)?;
     match args.action.unwrap_or(McpAction::List) {
-        McpAction::Serve { verbose } => serve(&setup, verbose).await,
+        McpAction::Serve { verbose, http } => serve(&setup, verbose, http).await,
+        McpAction::Login { name } => crate::mcp_oauth::login(&setup, &name).await,
+        McpAction::Logout { name } => Ok(crate::mcp_oauth::logout(&setup, &name)),
         McpAction::List => {
             list(&setup);
             Ok(ExitCode::SUCCESS)
@@ -70,20 +85,20 @@ pub async fn run(args: McpArgs, run: &RunArgs) -> Result<ExitCode> {
     }
 }
 
-fn out(line: &str) {
+pub(crate) fn out(line: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{line}");
 }
 
-fn ok(text: &str) {
+pub(crate) fn ok(text: &str) {
     out(&format!("  ✓ {text}"));
 }
 
-fn info(text: &str) {
+pub(crate) fn info(text: &str) {
     out(&format!("  {text}"));
 }
 
-fn problem(text: &str) {
+pub(crate) fn problem(text: &str) {
     out(&format!("  ✗ {text}"));
 }
 
@@ -97,7 +112,7 @@ fn servers_section(setup: &Setup) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
-fn mcp_config(setup: &Setup) -> McpConfig {
+pub(crate) fn mcp_config(setup: &Setup) -> McpConfig {
     hermes_session::mcp::config_of(setup)
 }
 
@@ -212,6 +227,24 @@ struct NewServer {
     /// HTTP headers for URL servers (`Name: value`).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
+    /// How Hermes authenticates with a URL server: `oauth` (a browser login,
+    /// tokens kept under HERMES_HOME) or `header` (give --header).
+    #[arg(long, value_parser = ["oauth", "header"])]
+    auth: Option<String>,
+}
+
+/// `hermes mcp serve --http` options.
+#[derive(Debug, Args)]
+struct ServeHttp {
+    /// Serve over Streamable HTTP (at /mcp) instead of stdio.
+    #[arg(long)]
+    http: bool,
+    /// Address to listen on (off loopback a bearer token is required).
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 8765)]
+    port: u16,
 }
 
 /// The config entry `hermes mcp add` writes.
@@ -240,8 +273,14 @@ fn new_entry(new: NewServer) -> Result<Map<String, Value>> {
             if !headers.is_empty() {
                 entry.insert("headers".into(), Value::Object(headers));
             }
+            if new.auth.as_deref() == Some("oauth") {
+                entry.insert("auth".into(), json!("oauth"));
+            }
         }
         (None, Some(command)) => {
+            if new.auth.is_some() {
+                bail!("--auth is only for URL servers (--url)");
+            }
             entry.insert("command".into(), json!(command));
             let args: Vec<&String> = new.args.iter().skip_while(|a| *a == "--").collect();
             if !args.is_empty() {
@@ -278,14 +317,14 @@ fn save(setup: &Setup, name: &str, entry: Option<&Value>) -> Result<()> {
 }
 
 /// What a probe found: `(name, description, schema bytes)` per tool.
-struct Probe {
-    tools: Vec<(String, String, usize)>,
+pub(crate) struct Probe {
+    pub(crate) tools: Vec<(String, String, usize)>,
     server_info: String,
     elapsed: Duration,
 }
 
 /// Connects to one server (its own connect_timeout) and lists its tools.
-async fn probe(setup: &Setup, server: &ServerConfig) -> Result<Probe, String> {
+pub(crate) async fn probe(setup: &Setup, server: &ServerConfig) -> Result<Probe, String> {
     let mut server = server.clone();
     server.enabled = true;
     let config = McpConfig {
@@ -294,8 +333,11 @@ async fn probe(setup: &Setup, server: &ServerConfig) -> Result<Probe, String> {
         problems: Vec::new(),
     };
     let started = Instant::now();
-    let hub = McpHub::start(&config, hermes_session::mcp::hub_options(setup));
-    hub.wait_settled(server.connect_timeout + Duration::from_secs(1))
+    let mut options = hermes_session::mcp::hub_options(setup);
+    options.oauth_prompt = Some(std::sync::Arc::new(crate::mcp_oauth::BrowserPrompt));
+    let login_wait = server.oauth.as_ref().map_or(Duration::ZERO, |o| o.timeout);
+    let hub = McpHub::start(&config, options);
+    hub.wait_settled(server.connect_timeout + login_wait + Duration::from_secs(1))
         .await;
     let elapsed = started.elapsed();
     let result = match hub.servers_link(&server.name) {
@@ -418,6 +460,9 @@ fn remove(setup: &Setup, name: &str) -> Result<ExitCode> {
     }
     save(setup, name, None)?;
     ok(&format!("Removed '{name}' from config"));
+    if hermes_mcp::oauth::TokenFiles::new(setup.home.root(), name).remove() {
+        ok("Cleaned up OAuth tokens");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -587,12 +632,17 @@ async fn test(setup: &Setup, name: &str) -> Result<ExitCode> {
     }
 }
 
-async fn serve(setup: &Setup, verbose: bool) -> Result<ExitCode> {
+async fn serve(setup: &Setup, verbose: bool, http: ServeHttp) -> Result<ExitCode> {
+    let transport = if http.http {
+        format!("http://{}:{}/mcp", http.host, http.port)
+    } else {
+        "stdio".to_owned()
+    };
     if verbose {
         #[allow(clippy::print_stderr)]
         {
             eprintln!(
-                "hermes mcp serve: reading {} (stdio)",
+                "hermes mcp serve: reading {} ({transport})",
                 setup.home.state_db().display()
             );
         }
@@ -604,7 +654,28 @@ async fn serve(setup: &Setup, verbose: bool) -> Result<ExitCode> {
     } else {
         hermes_mcp::serve::HermesServer::new(setup.home.root())
     };
-    server.serve_stdio().await.map_err(anyhow::Error::msg)?;
+    if !http.http {
+        server.serve_stdio().await.map_err(anyhow::Error::msg)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let listener = tokio::net::TcpListener::bind((http.host.as_str(), http.port))
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", http.host, http.port))?;
+    let loopback = listener.local_addr()?.ip().is_loopback();
+    let token = setup
+        .env
+        .get("HERMES_MCP_SERVE_TOKEN")
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| t.trim().to_owned());
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("hermes mcp serve: listening on {transport}");
+    }
+    let options = hermes_mcp::serve::HttpServe { loopback, token };
+    server
+        .serve_http(listener, options)
+        .await
+        .map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }
 

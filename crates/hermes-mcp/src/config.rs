@@ -117,6 +117,77 @@ pub struct ServerConfig {
     pub parallel: bool,
     /// `sampling:`.
     pub sampling: SamplingConfig,
+    /// `auth: oauth` (with its `oauth:` settings): the server is reached with
+    /// OAuth tokens kept under `HERMES_HOME/mcp-tokens/`.
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// `oauth:` — how Hermes authorizes itself with an OAuth-protected server
+/// (every key optional, as in the reference).
+#[derive(Clone, PartialEq, Default)]
+pub struct OAuthConfig {
+    /// A client registered ahead of time (skips dynamic registration).
+    pub client_id: Option<String>,
+    /// That client's secret (`client_secret_basic`/`_post` at the token endpoint).
+    pub client_secret: Option<String>,
+    /// Space-separated scopes to ask for instead of the server's.
+    pub scope: Option<String>,
+    /// Port of the loopback redirect listener (0 or absent: any free one).
+    pub redirect_port: u16,
+    /// Host of the redirect URI (default `127.0.0.1`).
+    pub redirect_host: Option<String>,
+    /// A full redirect URI, when the client was registered with one.
+    pub redirect_uri: Option<String>,
+    /// The name dynamic registration gives the client.
+    pub client_name: Option<String>,
+    /// How long a login waits for the browser to come back.
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "[REDACTED]"),
+            )
+            .field("scope", &self.scope)
+            .field("redirect_port", &self.redirect_port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthConfig {
+    /// Reads `auth:`/`oauth:` of one entry; `None` unless `auth: oauth`.
+    fn parse(map: &serde_json::Map<String, Value>) -> Option<Self> {
+        let auth = map.get("auth").and_then(Value::as_str)?;
+        if !auth.trim().eq_ignore_ascii_case("oauth") {
+            return None;
+        }
+        let o = map.get("oauth").and_then(Value::as_object);
+        let text = |key: &str| {
+            o.and_then(|o| o.get(key))
+                .filter(|v| !v.is_null())
+                .map(scalar_text)
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty() && !s.starts_with("${"))
+        };
+        Some(Self {
+            client_id: text("client_id"),
+            client_secret: text("client_secret"),
+            scope: text("scope"),
+            redirect_port: o
+                .and_then(|o| o.get("redirect_port"))
+                .and_then(number)
+                .filter(|n| (0.0..=65535.0).contains(n))
+                .map_or(0, |n| n as u16),
+            redirect_host: text("redirect_host"),
+            redirect_uri: text("redirect_uri"),
+            client_name: text("client_name"),
+            timeout: seconds(o.and_then(|o| o.get("timeout")), Duration::from_secs(300)),
+        })
+    }
 }
 
 impl ServerConfig {
@@ -265,6 +336,10 @@ impl ServerConfig {
                 }
             })
             .unwrap_or_default();
+        let oauth = match &transport {
+            TransportConfig::Stdio { .. } => None,
+            _ => OAuthConfig::parse(map),
+        };
         Ok(ServerConfig {
             name: name.to_owned(),
             enabled: map.get("enabled").is_none_or(|v| flag(v, true)),
@@ -279,6 +354,7 @@ impl ServerConfig {
                 .get("supports_parallel_tool_calls")
                 .is_some_and(|v| flag(v, false)),
             sampling,
+            oauth,
         })
     }
 }

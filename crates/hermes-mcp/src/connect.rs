@@ -38,17 +38,46 @@ pub fn safe_env(
     env
 }
 
+/// Why a connection attempt failed.
+pub(crate) enum Failure {
+    /// The server asked for an OAuth login (its `WWW-Authenticate`, if any).
+    NeedsAuth(Option<String>),
+    /// Anything else, said for the user.
+    Other(String),
+}
+
+impl From<String> for Failure {
+    fn from(text: String) -> Self {
+        Failure::Other(text)
+    }
+}
+
+impl Failure {
+    /// The failure of a request on a live connection: a login when the
+    /// server's 401/403 asked for one.
+    pub(crate) fn of_request(e: &rmcp::ServiceError, what: &str) -> Self {
+        if let Some(challenge) = e.auth_challenge() {
+            return Failure::NeedsAuth(Some(challenge.to_owned()));
+        }
+        if e.is_authorization_required() {
+            return Failure::NeedsAuth(None);
+        }
+        Failure::Other(format!("{what} failed: {e}"))
+    }
+}
+
 /// What a connection attempt needs besides the server's own config.
 pub(crate) struct Dial<'a> {
     pub(crate) name: &'a str,
     pub(crate) transport: &'a TransportConfig,
+    pub(crate) oauth: Option<&'a crate::config::OAuthConfig>,
     pub(crate) env: &'a BTreeMap<String, String>,
     pub(crate) logs: &'a Path,
     pub(crate) http: &'a crate::server::Shared,
 }
 
 /// Connects and completes `initialize`.
-pub(crate) async fn connect(dial: Dial<'_>, handler: Handler) -> Result<Running, String> {
+pub(crate) async fn connect(dial: Dial<'_>, handler: Handler) -> Result<Running, Failure> {
     match dial.transport {
         TransportConfig::Stdio {
             command,
@@ -72,24 +101,58 @@ pub(crate) async fn connect(dial: Dial<'_>, handler: Handler) -> Result<Running,
             handler
                 .serve(transport)
                 .await
-                .map_err(|e| handshake_error(&e.to_string()))
+                .map_err(|e| handshake_error(&e.to_string()).into())
         }
         TransportConfig::Http { url, headers } => {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             config = config.custom_headers(header_map(headers)?);
-            let transport =
-                StreamableHttpClientTransport::with_client(dial.http.http().clone(), config);
-            handler
-                .serve(transport)
-                .await
-                .map_err(|e| handshake_error(&e.to_string()))
+            let served = match dial.oauth {
+                Some(oauth) => {
+                    let client = crate::oauth::authorized_client(
+                        dial.name,
+                        url,
+                        oauth,
+                        &dial.http.home,
+                        dial.http.http(),
+                    )
+                    .await?;
+                    handler
+                        .serve(StreamableHttpClientTransport::with_client(client, config))
+                        .await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::with_client(
+                        dial.http.http().clone(),
+                        config,
+                    );
+                    handler.serve(transport).await
+                }
+            };
+            served.map_err(|e| {
+                if let Some(challenge) = e.auth_challenge() {
+                    Failure::NeedsAuth(Some(challenge.to_owned()))
+                } else if dial.oauth.is_some()
+                    && (e.is_authorization_required() || e.to_string().contains("401"))
+                {
+                    // A 2025-03-26 server answers 401 without a challenge.
+                    Failure::NeedsAuth(None)
+                } else {
+                    handshake_error(&e.to_string()).into()
+                }
+            })
         }
         TransportConfig::Sse { url, headers } => {
+            if dial.oauth.is_some() {
+                return Err(Failure::Other(
+                    "auth: oauth works with Streamable HTTP servers only (this one is `transport: sse`)"
+                        .into(),
+                ));
+            }
             let transport = crate::sse::SseTransport::open(dial.http.http(), url, headers).await?;
             handler
                 .serve(transport)
                 .await
-                .map_err(|e| handshake_error(&e.to_string()))
+                .map_err(|e| handshake_error(&e.to_string()).into())
         }
     }
 }

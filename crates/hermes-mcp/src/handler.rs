@@ -243,17 +243,28 @@ impl ClientHandler for Handler {
             .and_then(Value::as_str)
             .unwrap_or("The MCP server asks for input.");
         let question = elicitation_question(&self.server, message, &raw);
+        let defaults = schema_defaults(raw.get("requestedSchema"));
         match clarifier.ask(&question, &[]).await {
             Ok(answer) => {
                 let answer = answer.trim();
                 if answer.eq_ignore_ascii_case("cancel") {
                     return Ok(ElicitResult::new(ElicitationAction::Cancel));
                 }
+                if answer.is_empty() && !defaults.is_empty() {
+                    return Ok(ElicitResult::new(ElicitationAction::Accept)
+                        .with_content(Value::Object(defaults)));
+                }
                 if answer.is_empty() || answer.eq_ignore_ascii_case("decline") {
                     return Ok(ElicitResult::new(ElicitationAction::Decline));
                 }
-                let content = elicitation_content(answer, raw.get("requestedSchema"));
-                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
+                let mut content = defaults;
+                if let Value::Object(given) =
+                    elicitation_content(answer, raw.get("requestedSchema"))
+                {
+                    content.extend(given);
+                }
+                Ok(ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(Value::Object(content)))
             }
             Err(_) => Ok(ElicitResult::new(ElicitationAction::Cancel)),
         }
@@ -324,7 +335,28 @@ fn elicitation_question(server: &str, message: &str, raw: &Value) -> String {
             fields.join(", ")
         ));
     }
+    let defaults = schema_defaults(raw.get("requestedSchema"));
+    if !defaults.is_empty() {
+        question.push_str(&format!(
+            "\nAn empty answer accepts the defaults: {}",
+            Value::Object(defaults)
+        ));
+    }
     question
+}
+
+/// The `default` of each field of a requested schema that has one.
+fn schema_defaults(schema: Option<&Value>) -> serde_json::Map<String, Value> {
+    schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .filter_map(|(name, p)| Some((name.clone(), p.get("default")?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The user's answer shaped to the requested schema: JSON objects pass
@@ -380,6 +412,22 @@ mod tests {
         assert_eq!(req.max_tokens, 4096);
         assert_eq!(req.system.as_deref(), Some("be brief"));
         assert_eq!(req.messages, vec![("user".into(), "hi".into())]);
+    }
+
+    #[test]
+    fn schema_defaults_are_offered_and_collected() {
+        let schema = json!({"properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer"},
+            "tier": {"type": "string", "enum": ["a", "b"], "default": "b"}
+        }});
+        let defaults = schema_defaults(Some(&schema));
+        assert_eq!(Value::Object(defaults), json!({"name": "Ada", "tier": "b"}));
+        let question = elicitation_question("s", "Who?", &json!({"requestedSchema": schema}));
+        assert!(
+            question.contains("An empty answer accepts the defaults"),
+            "{question}"
+        );
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct HubOptions {
     pub env: BTreeMap<String, String>,
     /// Built-in tool names an MCP tool may never shadow.
     pub reserved: Vec<String>,
+    /// Where an OAuth login can be completed by a person (none: servers
+    /// that need one say which command to run).
+    pub oauth_prompt: Option<Arc<dyn crate::oauth::OAuthPrompt>>,
 }
 
 /// A server's state for listings (`hermes mcp list`, `/status`).
@@ -77,6 +80,9 @@ impl McpHub {
             env: options.env,
             http: std::sync::OnceLock::new(),
             cache: MediaCache::new(crate::result::cache_root(&options.hermes_home)),
+            home: options.hermes_home.clone(),
+            oauth_prompt: options.oauth_prompt,
+            authorizing: tokio::sync::Mutex::new(()),
         });
         let servers = config
             .enabled()

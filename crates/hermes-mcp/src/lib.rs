@@ -6,6 +6,7 @@ mod connect;
 mod handler;
 mod hub;
 pub mod naming;
+pub mod oauth;
 pub mod result;
 pub mod schema;
 pub mod search;
@@ -14,7 +15,7 @@ mod server;
 mod sse;
 mod tool;
 
-pub use config::{McpConfig, ServerConfig, TransportConfig};
+pub use config::{McpConfig, OAuthConfig, ServerConfig, TransportConfig};
 pub use connect::safe_env;
 pub use handler::{CallScope, Sampler, SamplingReply, SamplingRequest};
 pub use hub::{HubOptions, McpHub, McpTools, ServerFilter, ServerStatus};

@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::ServerConfig;
-use crate::connect::{Dial, Running, connect};
+use crate::config::TransportConfig;
+use crate::connect::{Dial, Failure, Running, connect};
 use crate::handler::{CallScope, Handler, Scopes, Signal};
 use crate::result::{MediaCache, render_call, resource_contents};
 
@@ -68,6 +69,12 @@ pub(crate) struct Shared {
     pub(crate) env: std::collections::BTreeMap<String, String>,
     pub(crate) http: std::sync::OnceLock<reqwest::Client>,
     pub(crate) cache: MediaCache,
+    /// `HERMES_HOME` (OAuth token files live under it).
+    pub(crate) home: std::path::PathBuf,
+    /// Where a person can complete an OAuth login, when one is present.
+    pub(crate) oauth_prompt: Option<Arc<dyn crate::oauth::OAuthPrompt>>,
+    /// One login at a time (one browser, one loopback listener).
+    pub(crate) authorizing: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
@@ -173,6 +180,31 @@ impl ServerHandle {
     }
 
     /// Drops the connection and builds a new one.
+    /// Runs an OAuth login for this server through the front-end's prompt;
+    /// without one (nobody to open a browser) says which command to run.
+    pub(crate) async fn authorize(&self, challenge: Option<&str>) -> Result<(), String> {
+        let name = &self.config.name;
+        let (Some(oauth), Some(prompt)) = (&self.config.oauth, &self.shared.oauth_prompt) else {
+            return Err(crate::oauth::login_needed(name));
+        };
+        let (TransportConfig::Http { url, .. } | TransportConfig::Sse { url, .. }) =
+            &self.config.transport
+        else {
+            return Err(crate::oauth::login_needed(name));
+        };
+        let _one_at_a_time = self.shared.authorizing.lock().await;
+        let login = crate::oauth::Login {
+            name,
+            url,
+            oauth,
+            hermes_home: &self.shared.home,
+            challenge,
+        };
+        crate::oauth::authorize(login, prompt.as_ref())
+            .await
+            .map_err(|e| format!("OAuth login for MCP server '{name}' failed: {e}"))
+    }
+
     pub fn reconnect(&self) {
         let _ = self.signals.send(Signal::Reconnect);
     }
@@ -206,7 +238,17 @@ impl ServerHandle {
         };
         let _guard = self.scopes.enter(scope);
         let limit = self.config.timeout;
-        let work = run(&live.peer, request.clone(), name, &self.shared.cache);
+        let work = async {
+            match run(&live.peer, request.clone(), name, &self.shared.cache).await {
+                Err(RequestError::Auth(challenge)) => {
+                    self.authorize(challenge.as_deref())
+                        .await
+                        .map_err(RequestError::Server)?;
+                    run(&live.peer, request.clone(), name, &self.shared.cache).await
+                }
+                other => other,
+            }
+        };
         tokio::select! {
             outcome = tokio::time::timeout(limit, work) => match outcome {
                 Ok(Ok(text)) => text,
@@ -217,6 +259,7 @@ impl ServerHandle {
                          reconnecting — try again in a few seconds."
                     ) }).to_string()
                 }
+                Ok(Err(RequestError::Auth(_))) => json!({ "error": crate::oauth::login_needed(name) }).to_string(),
                 Ok(Err(RequestError::Server(detail))) => {
                     json!({ "error": format!("MCP call failed: {detail}") }).to_string()
                 }
@@ -263,6 +306,8 @@ impl ServerHandle {
 }
 
 enum RequestError {
+    /// The server wants an OAuth login (its challenge, if any).
+    Auth(Option<String>),
     /// The connection is gone.
     Transport(String),
     /// The server answered with an error.
@@ -270,6 +315,9 @@ enum RequestError {
 }
 
 fn classify(e: rmcp::ServiceError) -> RequestError {
+    if let Failure::NeedsAuth(challenge) = Failure::of_request(&e, "") {
+        return RequestError::Auth(challenge);
+    }
     match e {
         rmcp::ServiceError::McpError(data) => RequestError::Server(data.message.to_string()),
         rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => {
@@ -516,8 +564,27 @@ async fn backoff(failures: u32, signals: &mut mpsc::UnboundedReceiver<Signal>) -
     }
 }
 
-/// One connection attempt within `connect_timeout`.
+/// Connects; a server that asks for an OAuth login gets one (where a person
+/// can give it) and one more attempt.
 async fn attach(server: &ServerHandle) -> Result<(Running, Live), String> {
+    let mut logged_in = false;
+    loop {
+        match attach_once(server).await {
+            Ok(attached) => return Ok(attached),
+            Err(Failure::Other(why)) => return Err(why),
+            Err(Failure::NeedsAuth(_)) if logged_in => {
+                return Err(crate::oauth::login_needed(&server.config.name));
+            }
+            Err(Failure::NeedsAuth(challenge)) => {
+                server.authorize(challenge.as_deref()).await?;
+                logged_in = true;
+            }
+        }
+    }
+}
+
+/// One connection attempt within `connect_timeout`.
+async fn attach_once(server: &ServerHandle) -> Result<(Running, Live), Failure> {
     let handler = Handler {
         server: server.config.name.clone(),
         signals: server.signals.clone(),
@@ -527,6 +594,7 @@ async fn attach(server: &ServerHandle) -> Result<(Running, Live), String> {
     let dial = Dial {
         name: &server.config.name,
         transport: &server.config.transport,
+        oauth: server.config.oauth.as_ref(),
         env: &server.shared.env,
         logs: &server.shared.logs,
         http: &server.shared,
@@ -535,19 +603,19 @@ async fn attach(server: &ServerHandle) -> Result<(Running, Live), String> {
     let work = async {
         let running = connect(dial, handler).await?;
         let live = describe(&server.config, running.peer()).await?;
-        Ok::<_, String>((running, live))
+        Ok::<_, Failure>((running, live))
     };
     match tokio::time::timeout(limit, work).await {
         Ok(result) => result,
-        Err(_) => Err(format!(
+        Err(_) => Err(Failure::Other(format!(
             "no answer within connect_timeout ({}s)",
             limit.as_secs_f64()
-        )),
+        ))),
     }
 }
 
 /// Lists what a connected server offers.
-async fn describe(config: &ServerConfig, peer: &Peer<RoleClient>) -> Result<Live, String> {
+async fn describe(config: &ServerConfig, peer: &Peer<RoleClient>) -> Result<Live, Failure> {
     let info = peer
         .peer_info()
         .map(|i| serde_json::to_value(&*i).unwrap_or(Value::Null))
@@ -557,7 +625,7 @@ async fn describe(config: &ServerConfig, peer: &Peer<RoleClient>) -> Result<Live
     let tools = if has("tools") {
         peer.list_all_tools()
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?
+            .map_err(|e| Failure::of_request(&e, "tools/list"))?
     } else {
         Vec::new()
     };

@@ -24,6 +24,7 @@ fn hub(home: &std::path::Path, servers: Value) -> McpHub {
             hermes_home: home.to_owned(),
             env: std::env::vars().collect::<BTreeMap<_, _>>(),
             reserved: vec!["read_file".into()],
+            oauth_prompt: None,
         },
     )
 }

@@ -39,13 +39,18 @@ pub fn config_of(setup: &Setup) -> McpConfig {
 
 /// Starts the hub when any server is enabled (`HERMES_SAFE_MODE` turns MCP off,
 /// as in the reference).
-pub(crate) fn start(setup: &Setup) -> Option<McpHub> {
+pub(crate) fn start(
+    setup: &Setup,
+    oauth_prompt: Option<Arc<dyn hermes_mcp::oauth::OAuthPrompt>>,
+) -> Option<McpHub> {
     let safe_mode = setup.env_flag("HERMES_SAFE_MODE");
     let config = config_of(setup);
     if safe_mode || config.enabled().next().is_none() {
         return None;
     }
-    Some(McpHub::start(&config, hub_options(setup)))
+    let mut options = hub_options(setup);
+    options.oauth_prompt = oauth_prompt;
+    Some(McpHub::start(&config, options))
 }
 
 /// What a hub needs from this setup: the home, the environment, and the
@@ -59,6 +64,7 @@ pub fn hub_options(setup: &Setup) -> HubOptions {
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect(),
         reserved: reserved_names(),
+        oauth_prompt: None,
     }
 }
 

@@ -66,6 +66,8 @@ struct Inner {
     extra_mcp: Mutex<serde_json::Map<String, serde_json::Value>>,
     /// Sees every event of every session (the gateway's logs), once set.
     event_tap: OnceLock<EventTap>,
+    /// Where MCP OAuth logins can be completed, when a person is present.
+    mcp_oauth_prompt: OnceLock<Arc<dyn hermes_mcp::oauth::OAuthPrompt>>,
 }
 
 /// Sees each event a session sends its front-end, with the session's id and
@@ -132,6 +134,7 @@ impl Services {
                 hooks: OnceLock::new(),
                 extra_mcp: Mutex::new(serde_json::Map::new()),
                 event_tap: OnceLock::new(),
+                mcp_oauth_prompt: OnceLock::new(),
             }),
         }
     }
@@ -192,6 +195,12 @@ impl Services {
         let _ = self.inner.event_tap.set(tap);
     }
 
+    /// Lets MCP servers that need an OAuth login get one through `prompt`
+    /// (set before the first session starts; the first one set wins).
+    pub fn set_mcp_oauth_prompt(&self, prompt: Arc<dyn hermes_mcp::oauth::OAuthPrompt>) {
+        let _ = self.inner.mcp_oauth_prompt.set(prompt);
+    }
+
     /// What sees every session's events, when a front-end set one.
     pub fn event_tap(&self) -> Option<EventTap> {
         self.inner.event_tap.get().cloned()
@@ -200,6 +209,10 @@ impl Services {
     /// Where cron answers go, when a gateway's platforms are there.
     pub fn cron_delivery(&self) -> Option<Arc<dyn crate::cron::deliver::CronDelivery>> {
         self.inner.cron_delivery.get().cloned()
+    }
+
+    fn mcp_oauth_prompt(&self) -> Option<Arc<dyn hermes_mcp::oauth::OAuthPrompt>> {
+        self.inner.mcp_oauth_prompt.get().cloned()
     }
 
     /// The setup every session is built from.
@@ -315,7 +328,7 @@ impl Services {
             .mcp
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        slot.get_or_insert_with(|| crate::mcp::start(&self.inner.setup))
+        slot.get_or_insert_with(|| crate::mcp::start(&self.inner.setup, self.mcp_oauth_prompt()))
             .clone()
     }
 
@@ -342,7 +355,7 @@ impl Services {
                 // Nothing was running: start afresh from the new section.
                 let mut reloaded = setup.clone();
                 reloaded.config = config;
-                let hub = crate::mcp::start(&reloaded);
+                let hub = crate::mcp::start(&reloaded, self.mcp_oauth_prompt());
                 let names = hub.as_ref().map(|h| h.server_names()).unwrap_or_default();
                 *slot = Some(hub);
                 Ok(names)

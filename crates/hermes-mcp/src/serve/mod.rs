@@ -4,6 +4,7 @@
 
 mod bridge;
 mod framing;
+mod http;
 mod index;
 mod tools;
 
@@ -20,6 +21,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
 
 pub use bridge::{Bridge, Event};
+pub use http::HttpServe;
 pub use index::{Entry, Index};
 
 /// What `initialize` tells clients.
