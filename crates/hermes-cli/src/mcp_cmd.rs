@@ -33,6 +33,7 @@ enum McpAction {
         http: ServeHttp,
     },
     /// Authorize Hermes with an OAuth-protected server (opens the browser).
+    #[command(alias = "reauth")]
     Login {
         /// Server name (configured with `auth: oauth`).
         name: String,
@@ -334,8 +335,14 @@ pub(crate) async fn probe(setup: &Setup, server: &ServerConfig) -> Result<Probe,
     };
     let started = Instant::now();
     let mut options = hermes_session::mcp::hub_options(setup);
-    options.oauth_prompt = Some(std::sync::Arc::new(crate::mcp_oauth::BrowserPrompt));
-    let login_wait = server.oauth.as_ref().map_or(Duration::ZERO, |o| o.timeout);
+    let person = crate::mcp_oauth::person_present(false, setup);
+    if person {
+        options.oauth_prompt = Some(std::sync::Arc::new(crate::mcp_oauth::BrowserPrompt));
+    }
+    let login_wait = match &server.oauth {
+        Some(oauth) if person => oauth.timeout,
+        _ => Duration::ZERO,
+    };
     let hub = McpHub::start(&config, options);
     hub.wait_settled(server.connect_timeout + login_wait + Duration::from_secs(1))
         .await;
@@ -588,7 +595,14 @@ async fn test(setup: &Setup, name: &str) -> Result<ExitCode> {
                     k.contains("key") || k.contains("auth")
                 })
                 .collect();
-            if secret.is_empty() {
+            if server.oauth.is_some() {
+                let files = hermes_mcp::oauth::TokenFiles::new(setup.home.root(), name);
+                info(if files.has_tokens() {
+                    "Auth: OAuth (tokens stored)"
+                } else {
+                    "Auth: OAuth (not logged in yet)"
+                });
+            } else if secret.is_empty() {
                 info("Auth: none");
             }
             for (k, v) in secret {

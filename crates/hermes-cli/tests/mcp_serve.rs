@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use support::{fixture, step, steps};
+use support::{fixture, free_port, step, steps};
 
 /// A HERMES_HOME whose state.db (the reference's own file) holds one
 /// Telegram conversation routed by the gateway.
@@ -47,6 +47,144 @@ fn python_sdk_client_reads_conversations_and_waits_for_events() {
         .arg(home.path().join("state.db"))
         .output()
         .unwrap();
+    check_python_client_run(&out);
+}
+
+/// `hermes mcp serve --http` on a free port of `host`, stopped at the end.
+struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_http(home: &Path, host: &str, port: u16, token: Option<&str>) -> Served {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes"));
+    cmd.args([
+        "mcp",
+        "serve",
+        "--http",
+        "--host",
+        host,
+        "--port",
+        &port.to_string(),
+    ])
+    .env_clear()
+    .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+    .env("HERMES_HOME", home)
+    .env("HOME", home)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    if let Some(token) = token {
+        cmd.env("HERMES_MCP_SERVE_TOKEN", token);
+    }
+    let served = Served(cmd.spawn().unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "mcp serve never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    served
+}
+
+#[test]
+fn python_sdk_client_reads_conversations_over_streamable_http() {
+    let Some(python) = std::env::var_os("HERMES_MCP_PYTHON") else {
+        return;
+    };
+    let home = home_with_a_gateway_conversation();
+    let port = free_port();
+    let _served = serve_http(home.path(), "127.0.0.1", port, None);
+    let out = Command::new(python)
+        .arg(fixture("mcp_serve_client.py"))
+        .arg(env!("CARGO_BIN_EXE_hermes"))
+        .arg(home.path())
+        .arg(home.path().join("state.db"))
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .output()
+        .unwrap();
+    check_python_client_run(&out);
+}
+
+#[test]
+fn off_loopback_mcp_serve_needs_a_token_and_checks_it() {
+    let home = home_with_a_gateway_conversation();
+    // No token: refuses to start, saying what to set.
+    let out = Command::new(env!("CARGO_BIN_EXE_hermes"))
+        .args([
+            "mcp",
+            "serve",
+            "--http",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            &free_port().to_string(),
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HERMES_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("HERMES_MCP_SERVE_TOKEN"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let _served = serve_http(home.path(), "0.0.0.0", port, Some("s3cret-token"));
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let post = |headers: &[(&str, &str)]| -> u16 {
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            initialize.len()
+        );
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(initialize);
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        use std::io::{Read, Write};
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).unwrap();
+        String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+    };
+    assert_eq!(post(&[]), 401);
+    assert_eq!(post(&[("Authorization", "Bearer wrong")]), 401);
+    assert_eq!(post(&[("Authorization", "Bearer s3cret-token")]), 200);
+    // A web page elsewhere cannot drive it even with the token in hand.
+    assert_eq!(
+        post(&[
+            ("Authorization", "Bearer s3cret-token"),
+            ("Origin", "https://evil.example")
+        ]),
+        403
+    );
+    // The official client with the token reads the conversations.
+    let Some(python) = std::env::var_os("HERMES_MCP_PYTHON") else {
+        return;
+    };
+    let out = Command::new(python)
+        .arg(fixture("mcp_serve_client.py"))
+        .arg(env!("CARGO_BIN_EXE_hermes"))
+        .arg(home.path())
+        .arg(home.path().join("state.db"))
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .env("HERMES_MCP_SERVE_TOKEN", "s3cret-token")
+        .output()
+        .unwrap();
+    check_python_client_run(&out);
+}
+
+/// What the Python SDK client's run must show, whichever transport.
+fn check_python_client_run(out: &std::process::Output) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -78,3 +78,48 @@ fn unset_placeholders_stay_and_bad_entries_say_what_to_fix() {
         config.problems
     );
 }
+
+#[test]
+fn auth_oauth_reads_the_references_oauth_keys() {
+    let tree = json!({
+        "mcp_servers": {
+            "docs": {
+                "url": "https://docs.example/mcp", "auth": "OAuth",
+                "oauth": {
+                    "client_id": "hermes-cli", "client_secret": "${TOKEN}", "scope": "read write",
+                    "redirect_port": 8977, "client_name": "Mine", "timeout": 60
+                }
+            },
+            "plain": {"url": "https://plain.example/mcp"},
+            "bare": {"url": "https://bare.example/mcp", "auth": "oauth"},
+            "unset": {"url": "https://u.example/mcp", "auth": "oauth",
+                      "oauth": {"client_secret": "${MISSING}"}},
+            "header": {"url": "https://h.example/mcp", "auth": "header"},
+        }
+    });
+    let config = McpConfig::from_tree(&tree, &env);
+    let docs = config.get("docs").unwrap().oauth.clone().unwrap();
+    assert_eq!(docs.client_id.as_deref(), Some("hermes-cli"));
+    assert_eq!(docs.client_secret.as_deref(), Some("s3cret"));
+    assert_eq!(docs.scope.as_deref(), Some("read write"));
+    assert_eq!(docs.redirect_port, 8977);
+    assert_eq!(docs.client_name.as_deref(), Some("Mine"));
+    assert_eq!(docs.timeout, Duration::from_secs(60));
+    assert!(!format!("{docs:?}").contains("s3cret"));
+    let bare = config.get("bare").unwrap().oauth.clone().unwrap();
+    assert_eq!(bare.redirect_port, 0);
+    assert_eq!(bare.timeout, Duration::from_secs(300));
+    // An unresolved placeholder is no secret.
+    assert!(
+        config
+            .get("unset")
+            .unwrap()
+            .oauth
+            .clone()
+            .unwrap()
+            .client_secret
+            .is_none()
+    );
+    assert!(config.get("plain").unwrap().oauth.is_none());
+    assert!(config.get("header").unwrap().oauth.is_none());
+}
