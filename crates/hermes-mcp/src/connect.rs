@@ -56,14 +56,20 @@ impl Failure {
     /// The failure of a request on a live connection: a login when the
     /// server's 401/403 asked for one.
     pub(crate) fn of_request(e: &rmcp::ServiceError, what: &str) -> Self {
-        if let Some(challenge) = e.auth_challenge() {
-            return Failure::NeedsAuth(Some(challenge.to_owned()));
+        match login_wanted(e) {
+            Some(challenge) => Failure::NeedsAuth(challenge),
+            None => Failure::Other(format!("{what} failed: {e}")),
         }
-        if e.is_authorization_required() {
-            return Failure::NeedsAuth(None);
-        }
-        Failure::Other(format!("{what} failed: {e}"))
     }
+}
+
+/// `Some(challenge)` when a request failed because the server wants an
+/// OAuth login (its `WWW-Authenticate`, when it sent one).
+pub(crate) fn login_wanted(e: &rmcp::ServiceError) -> Option<Option<String>> {
+    if let Some(challenge) = e.auth_challenge() {
+        return Some(Some(challenge.to_owned()));
+    }
+    e.is_authorization_required().then_some(None)
 }
 
 /// What a connection attempt needs besides the server's own config.

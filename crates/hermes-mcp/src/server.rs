@@ -315,7 +315,7 @@ enum RequestError {
 }
 
 fn classify(e: rmcp::ServiceError) -> RequestError {
-    if let Failure::NeedsAuth(challenge) = Failure::of_request(&e, "") {
+    if let Some(challenge) = crate::connect::login_wanted(&e) {
         return RequestError::Auth(challenge);
     }
     match e {

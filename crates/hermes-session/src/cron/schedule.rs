@@ -80,9 +80,17 @@ fn parse_iso_parts(text: &str) -> Option<(i64, Option<i64>)> {
         "Z" => Some(0),
         zone => {
             let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let mut z = zone[1..].split(':');
-            let h = z.next()?.parse::<i64>().ok()?;
-            let m = z.next().map_or(Some(0), |s| s.parse::<i64>().ok())?;
+            // `±HH:MM`, `±HHMM` (ISO 8601's basic form) or `±HH`.
+            let digits = &zone[1..];
+            let (h, m) = match digits.split_once(':') {
+                Some((h, m)) => (h, m),
+                None if digits.len() == 4 => digits.split_at(2),
+                None => (digits, "0"),
+            };
+            let (h, m) = (h.parse::<i64>().ok()?, m.parse::<i64>().ok()?);
+            if !(0..=23).contains(&h) || !(0..=59).contains(&m) {
+                return None;
+            }
             Some(sign * (h * 3600 + m * 60))
         }
     };

@@ -105,3 +105,15 @@ fn cron_expressions_and_naive_times_are_read_in_the_zone() {
     // Stored times keep their own offsets whatever the zone.
     assert_eq!(parse_iso_in("2026-11-25T11:30:00+00:00", &paris), Some(NOW));
 }
+
+#[test]
+fn offsets_read_in_every_iso_form() {
+    let utc = parse_iso("2030-01-15T14:30:00Z").unwrap();
+    // `-0500` is five hours, not five hundred.
+    assert_eq!(parse_iso("2030-01-15T09:30:00-0500"), Some(utc));
+    assert_eq!(parse_iso("2030-01-15T09:30:00-05:00"), Some(utc));
+    assert_eq!(parse_iso("2030-01-15T09:30:00-05"), Some(utc));
+    assert_eq!(parse_iso("2030-01-15T20:00+0530"), Some(utc));
+    assert_eq!(parse_iso("2030-01-15T09:30:00-2500"), None);
+    assert_eq!(parse_iso("2030-01-15T09:30:00+05:75"), None);
+}
