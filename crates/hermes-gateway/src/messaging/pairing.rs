@@ -125,10 +125,6 @@ fn random_bytes() -> [u8; 16] {
     *uuid::Uuid::new_v4().as_bytes()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn salted_hash(salt_hex: &str, code: &str) -> String {
     let salt: Vec<u8> = (0..salt_hex.len() / 2)
         .filter_map(|i| u8::from_str_radix(salt_hex.get(i * 2..i * 2 + 2)?, 16).ok())
@@ -136,7 +132,7 @@ fn salted_hash(salt_hex: &str, code: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(&salt);
     hasher.update(code.as_bytes());
-    hex(&hasher.finalize())
+    hex::encode(hasher.finalize())
 }
 
 /// Compares without stopping at the first difference.
@@ -335,8 +331,8 @@ impl PairingStore {
                 .iter()
                 .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
                 .collect();
-            let salt = hex(&random_bytes());
-            let entry_id = hex(&random_bytes()[..8]);
+            let salt = hex::encode(random_bytes());
+            let entry_id = hex::encode(&random_bytes()[..8]);
             pending.insert(
                 entry_id,
                 json!({

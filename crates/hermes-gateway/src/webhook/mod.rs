@@ -575,7 +575,7 @@ impl Webhooks {
 /// POSTs `body` to `url` signed GitHub-style with `secret` as event `test`
 /// (`hermes webhook test`); the status and the reply's text.
 pub async fn send_test(url: &str, secret: &str, body: String) -> Result<(u16, String), String> {
-    let sig = signature::hex(&signature::sign(secret.as_bytes(), &[body.as_bytes()]));
+    let sig = hex::encode(signature::sign(secret.as_bytes(), &[body.as_bytes()]));
     let client = hermes_llm::SharedHttp::new(Duration::from_secs(10))
         .map_err(|e| e.to_string())?
         .client();

@@ -93,11 +93,7 @@ pub fn amz_date(t: SystemTime) -> String {
 
 /// Lower-case hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
+    hex::encode(bytes)
 }
 
 /// Hex SHA-256 of `data` (the `x-amz-content-sha256` value of a body).
@@ -107,21 +103,13 @@ pub fn sha256_hex(data: &[u8]) -> String {
 
 /// HMAC-SHA256 (RFC 2104) of `data` under `key`.
 pub fn hmac_sha256(key: &[u8], data: &[u8]) -> [u8; 32] {
-    const BLOCK: usize = 64;
-    let mut block = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let mut inner = Sha256::new();
-    inner.update(block.map(|b| b ^ 0x36));
-    inner.update(data);
-    let inner = inner.finalize();
-    let mut outer = Sha256::new();
-    outer.update(block.map(|b| b ^ 0x5c));
-    outer.update(inner);
-    outer.finalize().into()
+    use hmac::{KeyInit as _, Mac as _};
+    // HMAC takes a key of any length, so this cannot fail.
+    let Ok(mut mac) = hmac::Hmac::<Sha256>::new_from_slice(key) else {
+        return [0; 32];
+    };
+    mac.update(data);
+    mac.finalize().into_bytes().into()
 }
 
 /// Percent-encodes every byte except RFC 3986 unreserved characters, and

@@ -510,7 +510,7 @@ fn uuid_hex() -> String {
     let digest = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
         format!("{nanos}-{}", std::process::id()).as_bytes(),
     ));
-    format!("{digest:x}")[..32].to_owned()
+    hex::encode(digest)[..32].to_owned()
 }
 
 /// A snapshot cut at a line end past [`SNAPSHOT_LIMIT`], the whole text kept
@@ -532,7 +532,7 @@ fn fit(text: &str, cache: &std::path::Path) -> String {
     let dir = cache.join("web");
     let path = dir.join(format!(
         "browser-snapshot-{}.txt",
-        &format!("{digest:x}")[..10]
+        &hex::encode(digest)[..10]
     ));
     match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
         Ok(()) => format!(

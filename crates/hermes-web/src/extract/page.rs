@@ -101,7 +101,7 @@ pub async fn pdf_to_text(
     std::fs::create_dir_all(scratch)
         .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
     let digest = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(body));
-    let file = scratch.join(format!("pdf-{:x}.pdf", digest));
+    let file = scratch.join(format!("pdf-{}.pdf", hex::encode(digest)));
     std::fs::write(&file, body).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     let run = tokio::process::Command::new(pdftotext)
         .args(["-enc", "UTF-8", "-nopgbrk"])

@@ -35,7 +35,7 @@ fn stored_path(dir: &Path, url: &str) -> std::path::PathBuf {
         .collect();
     let slug = slug.trim_matches('-');
     let slug = if slug.is_empty() { "page" } else { slug };
-    let hash = format!("{:x}", Sha256::digest(url.as_bytes()));
+    let hash = hex::encode(Sha256::digest(url.as_bytes()));
     dir.join(format!("{slug}-{}.md", &hash[..10]))
 }
 

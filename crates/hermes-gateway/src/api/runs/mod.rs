@@ -183,7 +183,7 @@ where
     let Some(key) = key else {
         return answer(handle().await);
     };
-    let fingerprint = hex(&Sha256::digest(body));
+    let fingerprint = hex::encode(Sha256::digest(body));
     let _claim = state.runs.claim.lock().await;
     let result = async {
         let store = state.runs.store()?;
@@ -222,10 +222,6 @@ fn answer(result: Result<(StatusCode, Value), ApiError>) -> Response {
         Ok((status, body)) => (status, axum::Json(body)).into_response(),
         Err(e) => e.into_response(),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `POST /v1/runs`.
