@@ -617,23 +617,8 @@ struct Tag {
 }
 
 fn fresh_tag() -> Tag {
-    let mut raw = [0u8; 16];
-    let read = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut raw));
-    if read.is_err() {
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in raw.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or_default(),
-            );
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    // Unguessable, so a command's output cannot forge the launcher's marks.
+    let hex = uuid::Uuid::new_v4().simple().to_string();
     Tag {
         bytes: format!("\x1eHERMES-{hex} ").into_bytes(),
         printf: format!("\\036HERMES-{hex} "),

@@ -1,8 +1,7 @@
 //! Jittered exponential backoff, so many sessions hitting one rate-limited
 //! provider do not retry in lockstep.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// `min(base * 2^(attempt-1), max)` plus a uniform jitter in `[0, ratio * delay]`.
 /// `attempt` is 1-based; `unit` is a number in `[0, 1)` (inject it in tests).
@@ -17,18 +16,7 @@ pub fn jittered(attempt: u32, base: Duration, max: Duration, ratio: f64, unit: f
 
 /// A fresh number in `[0, 1)` from the clock and a counter (no RNG dependency).
 pub fn unit_random() -> f64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let tick = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    // splitmix64 of the mixed seed.
-    let mut z = nanos ^ tick.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
+    fastrand::f64()
 }
 
 #[cfg(test)]

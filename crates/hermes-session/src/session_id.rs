@@ -9,7 +9,7 @@ pub fn new_session_id() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    format_id(now.as_secs(), random_hex6(now.subsec_nanos()))
+    format_id(now.as_secs(), format!("{:06x}", fastrand::u32(..0x100_0000)))
 }
 
 pub(crate) fn format_id(unix_secs: u64, suffix: String) -> String {
@@ -17,13 +17,6 @@ pub(crate) fn format_id(unix_secs: u64, suffix: String) -> String {
     format!("{}_{suffix}", time.compact())
 }
 
-fn random_hex6(nanos: u32) -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(nanos);
-    h.write_u32(std::process::id());
-    format!("{:06x}", h.finish() & 0xff_ffff)
-}
 
 #[cfg(test)]
 mod tests {

@@ -527,15 +527,7 @@ fn prune(table: &mut HashMap<String, Arc<Background>>) {
 }
 
 fn new_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos(),
-    );
-    format!("proc_{:012x}", hasher.finish() & 0xffff_ffff_ffff)
+    format!("proc_{:012x}", fastrand::u64(..1 << 48))
 }
 
 /// Appends the process's output to its rolling buffer, and scans it for

@@ -333,12 +333,12 @@ fn restrict(_dir: &Path) -> Result<(), String> {
 
 /// 32 random bytes as hex: the per-run secret a script must echo on every call.
 fn random_token() -> Result<String, String> {
-    use std::io::Read;
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| format!("cannot read randomness for the RPC token: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    // Two v4 UUIDs: 244 bits from the OS generator.
+    Ok(format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    ))
 }
 
 /// The first executable `name` in `$PATH`.

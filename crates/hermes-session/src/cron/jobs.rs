@@ -279,15 +279,7 @@ pub fn new_job(
 }
 
 fn new_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos(),
-    );
-    format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
+    format!("{:012x}", fastrand::u64(..1 << 48))
 }
 
 /// The index of the job with this id, else the one job with this name

@@ -503,14 +503,7 @@ fn failure(error: &str) -> Value {
 }
 
 fn uuid_hex() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let digest = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
-        format!("{nanos}-{}", std::process::id()).as_bytes(),
-    ));
-    hex::encode(digest)[..32].to_owned()
+    uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// A snapshot cut at a line end past [`SNAPSHOT_LIMIT`], the whole text kept
