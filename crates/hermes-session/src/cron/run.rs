@@ -89,9 +89,8 @@ fn freshly_claimed(job: &Value, now: i64) -> bool {
 /// while the returned guard lives); among replicas, the holder of the
 /// scheduler lease, whose fence the tick writes under. `None`: someone else.
 enum Ticker {
-    Alone {
-        _lock: nix::fcntl::Flock<std::fs::File>,
-    },
+    /// The open lock file: its lock goes with it when dropped.
+    Alone { _lock: std::fs::File },
     Leased(Fence),
 }
 
@@ -119,11 +118,7 @@ fn take_turn(manager: &SessionManager, home: &Path) -> Result<Option<Ticker>, St
         .write(true)
         .open(dir.join(".tick.lock"))
         .map_err(|e| format!("cannot open the tick lock: {e}"))?;
-    Ok(
-        nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
-            .ok()
-            .map(|lock| Ticker::Alone { _lock: lock }),
-    )
+    Ok(lock.try_lock().ok().map(|()| Ticker::Alone { _lock: lock }))
 }
 
 /// Gives the scheduler lease up (a one-off tick, a replica stopping), so
