@@ -9,14 +9,16 @@ pub fn new_session_id() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    format_id(now.as_secs(), format!("{:06x}", fastrand::u32(..0x100_0000)))
+    format_id(
+        now.as_secs(),
+        format!("{:06x}", fastrand::u32(..0x100_0000)),
+    )
 }
 
 pub(crate) fn format_id(unix_secs: u64, suffix: String) -> String {
     let time = UtcTime::from_unix(i64::try_from(unix_secs).unwrap_or(i64::MAX));
     format!("{}_{suffix}", time.compact())
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -90,7 +90,9 @@ fn freshly_claimed(job: &Value, now: i64) -> bool {
 /// scheduler lease, whose fence the tick writes under. `None`: someone else.
 enum Ticker {
     /// The open lock file: its lock goes with it when dropped.
-    Alone { _lock: std::fs::File },
+    Alone {
+        _lock: std::fs::File,
+    },
     Leased(Fence),
 }
 
