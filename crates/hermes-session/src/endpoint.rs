@@ -171,16 +171,7 @@ pub fn resolve_with_pool(
         .as_deref()
         .map(str::trim)
         .filter(|p| !p.is_empty());
-    let requested = flag_provider
-        .or(cfg_provider)
-        .unwrap_or("auto")
-        .trim()
-        .to_ascii_lowercase();
-    let requested = if requested == "auto" {
-        auto_detect(cfg, env, home)?
-    } else {
-        requested
-    };
+    let requested = requested_provider(cfg, env, flag_provider.or(cfg_provider), home)?;
     if requested == "local" {
         // The model is a GGUF path; the caller fills in the default file when unset.
         let model = flag_model
@@ -202,25 +193,7 @@ pub fn resolve_with_pool(
         Some(Some(id)) => id == spec.id,
         Some(None) => cfg_provider == Some("auto"),
     };
-    let cfg_base = cfg
-        .model
-        .base_url
-        .as_deref()
-        .filter(|_| cfg_applies)
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
-    let env_base = spec.base_url_env.and_then(|v| env.get(v));
-    // Bedrock's endpoint follows the region.
-    let region_endpoint =
-        (spec.id == "bedrock").then(|| bedrock::endpoint_for_region(&bedrock_region(cfg, env)));
-    let base_url = env_base
-        .or(cfg_base)
-        .or(region_endpoint.as_deref())
-        .or(spec.base_url)
-        .map(|u| u.trim().trim_end_matches('/').to_owned())
-        .ok_or_else(|| SetupError::MissingBaseUrl {
-            home: home.to_owned(),
-        })?;
+    let base_url = base_url_for(spec, cfg, env, cfg_applies, home)?;
     let cfg_key = cfg
         .model
         .api_key
@@ -276,6 +249,53 @@ pub fn resolve_with_pool(
         model,
         api_mode,
     })
+}
+
+/// The provider asked for (flag, else config, else `auto`), `auto` resolved
+/// by what is configured.
+fn requested_provider(
+    cfg: &Config,
+    env: &Env,
+    asked: Option<&str>,
+    home: &str,
+) -> Result<String, SetupError> {
+    let requested = asked.unwrap_or("auto").trim().to_ascii_lowercase();
+    if requested == "auto" {
+        auto_detect(cfg, env, home)
+    } else {
+        Ok(requested)
+    }
+}
+
+/// The provider's base URL: its environment variable, else config's (when
+/// config is about this provider), else the region's (Bedrock), else the
+/// provider's own.
+fn base_url_for(
+    spec: &ProviderSpec,
+    cfg: &Config,
+    env: &Env,
+    cfg_applies: bool,
+    home: &str,
+) -> Result<String, SetupError> {
+    let cfg_base = cfg
+        .model
+        .base_url
+        .as_deref()
+        .filter(|_| cfg_applies)
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let env_base = spec.base_url_env.and_then(|v| env.get(v));
+    // Bedrock's endpoint follows the region.
+    let region_endpoint =
+        (spec.id == "bedrock").then(|| bedrock::endpoint_for_region(&bedrock_region(cfg, env)));
+    env_base
+        .or(cfg_base)
+        .or(region_endpoint.as_deref())
+        .or(spec.base_url)
+        .map(|u| u.trim().trim_end_matches('/').to_owned())
+        .ok_or_else(|| SetupError::MissingBaseUrl {
+            home: home.to_owned(),
+        })
 }
 
 fn auto_detect(cfg: &Config, env: &Env, home: &str) -> Result<String, SetupError> {

@@ -320,44 +320,7 @@ impl SessionTask {
                 outlet.emit(id, Event::Ack).await;
             }
             Op::Shutdown { reason } => {
-                // Background processes end with their session unless the
-                // configuration keeps them.
-                let keep = matches!(
-                    self.services
-                        .setup()
-                        .config
-                        .get("terminal.keep_background_processes"),
-                    Some(serde_json::Value::Bool(true))
-                );
-                if keep {
-                    self.agent.processes().release_all();
-                } else {
-                    self.agent.processes().kill_all().await;
-                }
-                if let Some(job) = self.title_job.take() {
-                    let _ = tokio::time::timeout(TITLE_WAIT_AT_EXIT, job).await;
-                }
-                self.agent
-                    .session_boundary_hooks(HookEvent::OnSessionFinalize, &reason)
-                    .await;
-                let session = self.agent.options().session_id.clone();
-                if let Some(store) = &self.store
-                    && store.discard_if_empty(&session).unwrap_or(false)
-                {
-                    outlet.emit(id, Event::ShutdownComplete).await;
-                    return true;
-                }
-                if let Err(e) = self.agent.end_session(&reason) {
-                    outlet
-                        .emit(
-                            id,
-                            Event::Status {
-                                message: format!("could not close the session record: {e}"),
-                            },
-                        )
-                        .await;
-                }
-                outlet.emit(id, Event::ShutdownComplete).await;
+                self.shut_down(id, &reason, outlet).await;
                 return true;
             }
             other => {
@@ -377,6 +340,46 @@ impl SessionTask {
             }
         }
         false
+    }
+
+    /// Ends the session: background processes stopped (or released when the
+    /// configuration keeps them), the title awaited briefly, the finalize
+    /// hooks run, and the record closed (or dropped when nothing was said).
+    async fn shut_down(&mut self, id: u64, reason: &str, outlet: &Outlet) {
+        let keep = matches!(
+            self.services
+                .setup()
+                .config
+                .get("terminal.keep_background_processes"),
+            Some(serde_json::Value::Bool(true))
+        );
+        if keep {
+            self.agent.processes().release_all();
+        } else {
+            self.agent.processes().kill_all().await;
+        }
+        if let Some(job) = self.title_job.take() {
+            let _ = tokio::time::timeout(TITLE_WAIT_AT_EXIT, job).await;
+        }
+        self.agent
+            .session_boundary_hooks(HookEvent::OnSessionFinalize, reason)
+            .await;
+        let session = self.agent.options().session_id.clone();
+        let discarded = self
+            .store
+            .as_ref()
+            .is_some_and(|store| store.discard_if_empty(&session).unwrap_or(false));
+        if !discarded && let Err(e) = self.agent.end_session(reason) {
+            outlet
+                .emit(
+                    id,
+                    Event::Status {
+                        message: format!("could not close the session record: {e}"),
+                    },
+                )
+                .await;
+        }
+        outlet.emit(id, Event::ShutdownComplete).await;
     }
 
     /// What `Retry` sends: the last turn's message (undone first), else the

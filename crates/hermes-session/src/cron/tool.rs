@@ -144,20 +144,11 @@ impl Tool for CronjobTool {
                 Ok(book) => book,
                 Err(e) => return Ok(error(e)),
             };
-            let home = book.home.clone();
             let action = args["action"]
                 .as_str()
                 .unwrap_or_default()
                 .trim()
                 .to_ascii_lowercase();
-            let text = |key: &str| args[key].as_str().map(str::trim).filter(|s| !s.is_empty());
-            let t = now();
-            let (zone, _) = super::zone::Zone::for_setup(self.manager.services().setup());
-            let key = text("job_id").map(str::to_owned);
-            let need_key = || {
-                key.clone()
-                    .ok_or_else(|| error(format!("job_id is required for {action}")))
-            };
             // Say so rather than store what no run would honour.
             if matches!(action.as_str(), "create" | "update")
                 && args["attach_to_session"].as_bool() == Some(true)
@@ -166,130 +157,164 @@ impl Tool for CronjobTool {
                     "attach_to_session is not supported by this build's scheduler yet; the answer is delivered to the job's chat instead.",
                 ));
             }
-            Ok(match action.as_str() {
-                "create" => {
-                    let (Some(schedule), Some(prompt)) = (text("schedule"), text("prompt")) else {
-                        return Ok(error("create requires both schedule and prompt"));
-                    };
-                    // A job made in a chat answers there unless told otherwise.
-                    let origin = self.origin(&ctx.session_id);
-                    let deliver = text("deliver").unwrap_or(if origin.is_some() {
-                        "origin"
-                    } else {
-                        "local"
-                    });
-                    let made = jobs::new_job(
-                        schedule,
-                        prompt,
-                        text("name"),
-                        Some(deliver),
-                        args["repeat"].as_i64(),
-                        t,
-                        &zone,
-                    )
-                    .and_then(|mut job| {
-                        if let Some(origin) = &origin {
-                            job["origin"] = origin.clone();
-                        }
-                        jobs::set_extras(&home, &mut job, &args)?;
-                        if let Some(toolsets) =
-                            args.get("enabled_toolsets").filter(|v| v.is_array())
-                        {
-                            job["enabled_toolsets"] = toolsets.clone();
-                        }
-                        if let Some(m) = args["model"]["model"].as_str() {
-                            job["model"] = Value::from(m);
-                            job["provider"] = args["model"]["provider"].clone();
-                        }
-                        jobs::add(&book, job, t)
-                    });
-                    match made {
-                        Ok(job) => ok(json!({
-                            "success": true,
-                            "job_id": job["id"],
-                            "name": job["name"],
-                            "skill": job["skill"],
-                            "skills": job["skills"],
-                            "schedule": job["schedule"]["display"],
-                            "repeat": format_job(&job)["repeat"],
-                            "deliver": job["deliver"],
-                            "next_run_at": job["next_run_at"],
-                            "job": format_job(&job),
-                            "message": format!("Cron job '{}' created.", job["name"].as_str().unwrap_or("")),
-                        })),
-                        Err(e) => error(e),
+            let (zone, _) = super::zone::Zone::for_setup(self.manager.services().setup());
+            let call = Call {
+                book: &book,
+                args: &args,
+                now: now(),
+                zone,
+            };
+            if matches!(action.as_str(), "create" | "list") {
+                return Ok(if action == "create" {
+                    self.create(&call, ctx)
+                } else {
+                    list(&call)
+                });
+            }
+            let Some(key) = call.text("job_id").map(str::to_owned) else {
+                return Ok(match action.as_str() {
+                    "pause" | "resume" | "remove" | "run" | "run_now" | "trigger" | "update" => {
+                        error(format!("job_id is required for {action}"))
                     }
-                }
-                "list" => match jobs::load(&book) {
-                    Ok(all) => ok(json!({
-                        "success": true,
-                        "count": all.len(),
-                        "jobs": all.iter().map(format_job).collect::<Vec<_>>(),
-                    })),
+                    other => error(format!("Unknown cron action '{other}'")),
+                });
+            };
+            Ok(match action.as_str() {
+                "pause" | "resume" => toggle(&call, &key, action == "pause"),
+                "remove" => remove(&call, &key),
+                "run" | "run_now" | "trigger" => self.run_now(&call, &key, ctx).await,
+                "update" => match jobs::update(call.book, &key, call.args, call.now, &call.zone) {
+                    Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
                     Err(e) => error(e),
                 },
-                "pause" | "resume" => {
-                    let key = match need_key() {
-                        Ok(k) => k,
-                        Err(e) => return Ok(e),
-                    };
-                    let changed = if action == "pause" {
-                        jobs::pause(&book, &key, t)
-                    } else {
-                        jobs::resume(&book, &key, t, &zone)
-                    };
-                    match changed {
-                        Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
-                        Err(e) => error(format!("{e} Use cronjob(action='list') to inspect jobs.")),
-                    }
-                }
-                "remove" => {
-                    let key = match need_key() {
-                        Ok(k) => k,
-                        Err(e) => return Ok(e),
-                    };
-                    match jobs::remove(&book, &key, t) {
-                        Ok(job) => ok(json!({
-                            "success": true,
-                            "message": format!("Cron job '{}' removed.", job["name"].as_str().unwrap_or("")),
-                            "removed_job": {"id": job["id"], "name": job["name"], "schedule": job["schedule"]["display"]},
-                        })),
-                        Err(e) => error(format!("{e} Use cronjob(action='list') to inspect jobs.")),
-                    }
-                }
-                "run" | "run_now" | "trigger" => {
-                    let key = match need_key() {
-                        Ok(k) => k,
-                        Err(e) => return Ok(e),
-                    };
-                    // A job's script runs now: the same approval as running it.
-                    if let Some(refused) = approve_script(&book, &key, ctx).await {
-                        return Ok(refused);
-                    }
-                    match super::run::run_job(&self.manager, &book, &key).await {
-                        Ok(outcome) => ok(json!({
-                            "success": true,
-                            "job": {"job_id": outcome.job_id, "name": outcome.name},
-                            "executed": true,
-                            "execution_success": outcome.result.is_ok(),
-                            "execution_error": outcome.result.err(),
-                        })),
-                        Err(e) => error(e),
-                    }
-                }
-                "update" => {
-                    let key = match need_key() {
-                        Ok(k) => k,
-                        Err(e) => return Ok(e),
-                    };
-                    match jobs::update(&book, &key, &args, t, &zone) {
-                        Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
-                        Err(e) => error(e),
-                    }
-                }
                 other => error(format!("Unknown cron action '{other}'")),
             })
         })
+    }
+}
+
+/// One cronjob call: the job book, the arguments, the time and time zone.
+struct Call<'a> {
+    book: &'a jobs::Book,
+    args: &'a Value,
+    now: i64,
+    zone: super::zone::Zone,
+}
+
+impl Call<'_> {
+    /// A non-empty string argument.
+    fn text(&self, key: &str) -> Option<&str> {
+        self.args[key]
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    }
+}
+
+impl CronjobTool {
+    /// `create`: a new job; one made in a chat answers there unless told otherwise.
+    fn create(&self, call: &Call<'_>, ctx: &ToolContext) -> String {
+        let (Some(schedule), Some(prompt)) = (call.text("schedule"), call.text("prompt")) else {
+            return error("create requires both schedule and prompt");
+        };
+        let args = call.args;
+        let origin = self.origin(&ctx.session_id);
+        let deliver =
+            call.text("deliver")
+                .unwrap_or(if origin.is_some() { "origin" } else { "local" });
+        let made = jobs::new_job(
+            schedule,
+            prompt,
+            call.text("name"),
+            Some(deliver),
+            args["repeat"].as_i64(),
+            call.now,
+            &call.zone,
+        )
+        .and_then(|mut job| {
+            if let Some(origin) = &origin {
+                job["origin"] = origin.clone();
+            }
+            jobs::set_extras(&call.book.home, &mut job, args)?;
+            if let Some(toolsets) = args.get("enabled_toolsets").filter(|v| v.is_array()) {
+                job["enabled_toolsets"] = toolsets.clone();
+            }
+            if let Some(m) = args["model"]["model"].as_str() {
+                job["model"] = Value::from(m);
+                job["provider"] = args["model"]["provider"].clone();
+            }
+            jobs::add(call.book, job, call.now)
+        });
+        match made {
+            Ok(job) => ok(json!({
+                "success": true,
+                "job_id": job["id"],
+                "name": job["name"],
+                "skill": job["skill"],
+                "skills": job["skills"],
+                "schedule": job["schedule"]["display"],
+                "repeat": format_job(&job)["repeat"],
+                "deliver": job["deliver"],
+                "next_run_at": job["next_run_at"],
+                "job": format_job(&job),
+                "message": format!("Cron job '{}' created.", job["name"].as_str().unwrap_or("")),
+            })),
+            Err(e) => error(e),
+        }
+    }
+
+    /// `run`: the job now; its script needs the same approval as running it.
+    async fn run_now(&self, call: &Call<'_>, key: &str, ctx: &ToolContext) -> String {
+        if let Some(refused) = approve_script(call.book, key, ctx).await {
+            return refused;
+        }
+        match super::run::run_job(&self.manager, call.book, key).await {
+            Ok(outcome) => ok(json!({
+                "success": true,
+                "job": {"job_id": outcome.job_id, "name": outcome.name},
+                "executed": true,
+                "execution_success": outcome.result.is_ok(),
+                "execution_error": outcome.result.err(),
+            })),
+            Err(e) => error(e),
+        }
+    }
+}
+
+/// `list`: every job.
+fn list(call: &Call<'_>) -> String {
+    match jobs::load(call.book) {
+        Ok(all) => ok(json!({
+            "success": true,
+            "count": all.len(),
+            "jobs": all.iter().map(format_job).collect::<Vec<_>>(),
+        })),
+        Err(e) => error(e),
+    }
+}
+
+/// `pause` / `resume`.
+fn toggle(call: &Call<'_>, key: &str, pause: bool) -> String {
+    let changed = if pause {
+        jobs::pause(call.book, key, call.now)
+    } else {
+        jobs::resume(call.book, key, call.now, &call.zone)
+    };
+    match changed {
+        Ok(job) => ok(json!({"success": true, "job": format_job(&job)})),
+        Err(e) => error(format!("{e} Use cronjob(action='list') to inspect jobs.")),
+    }
+}
+
+/// `remove`.
+fn remove(call: &Call<'_>, key: &str) -> String {
+    match jobs::remove(call.book, key, call.now) {
+        Ok(job) => ok(json!({
+            "success": true,
+            "message": format!("Cron job '{}' removed.", job["name"].as_str().unwrap_or("")),
+            "removed_job": {"id": job["id"], "name": job["name"], "schedule": job["schedule"]["display"]},
+        })),
+        Err(e) => error(format!("{e} Use cronjob(action='list') to inspect jobs.")),
     }
 }
 
