@@ -24,6 +24,7 @@ mod patterns;
 mod pipeline;
 mod remote;
 mod scripts;
+mod syntax;
 mod wrappers;
 
 pub use detect::{PARSER_LIMIT, classify, classify_on, classify_with_home};
