@@ -413,43 +413,32 @@ pub(crate) fn similarity_upper_bound(a: &str, b: &str) -> f64 {
     2.0 * f64::from(shared) / f64::from(la + lb)
 }
 
-/// Similarity in `[0, 1]`: `2·LCS / (|a| + |b|)` over characters (over lines
-/// for very long inputs), in the spirit of difflib's `SequenceMatcher.ratio`.
+/// Similarity in `[0, 1]`: `2·matches / (|a| + |b|)` over characters (over
+/// lines for very long inputs), as difflib's `SequenceMatcher.ratio`.
 pub(crate) fn similarity(a: &str, b: &str) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
-    let ac: Vec<char> = a.chars().collect();
-    let bc: Vec<char> = b.chars().collect();
-    if ac.len().saturating_mul(bc.len()) <= 2_000_000 {
-        return 2.0 * lcs_len(&ac, &bc) as f64 / (ac.len() + bc.len()) as f64;
-    }
-    let al: Vec<&str> = a.lines().collect();
-    let bl: Vec<&str> = b.lines().collect();
-    let equal = super::diff::edit_script(&al, &bl)
+    let mut config = similar::TextDiff::configure();
+    config.timeout(std::time::Duration::from_secs(1));
+    let long = a.chars().count().saturating_mul(b.chars().count()) > 2_000_000;
+    let diff = if long {
+        config.diff_lines(a, b)
+    } else {
+        config.diff_chars(a, b)
+    };
+    // Counted here in f64 (`TextDiff::ratio` rounds to f32).
+    let matched: usize = diff
+        .ops()
         .iter()
-        .filter(|e| matches!(e, super::diff::Edit::Equal(..)))
-        .count();
-    if al.is_empty() && bl.is_empty() {
+        .filter(|op| op.tag() == similar::DiffTag::Equal)
+        .map(|op| op.old_range().len())
+        .sum();
+    let total = diff.old_slices().len() + diff.new_slices().len();
+    if total == 0 {
         return 1.0;
     }
-    2.0 * equal as f64 / (al.len() + bl.len()) as f64
-}
-
-fn lcs_len(a: &[char], b: &[char]) -> usize {
-    let mut prev = vec![0usize; b.len() + 1];
-    let mut cur = vec![0usize; b.len() + 1];
-    for &x in a {
-        for (j, &y) in b.iter().enumerate() {
-            cur[j + 1] = if x == y {
-                prev[j] + 1
-            } else {
-                prev[j + 1].max(cur[j])
-            };
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
+    2.0 * matched as f64 / total as f64
 }
 
 #[cfg(test)]
