@@ -2,6 +2,7 @@
 //! MESSAGE_CREATE / INTERACTION_CREATE, resuming after a drop) for what
 //! comes in, REST for what goes out; buttons as message components.
 //! `base_url` and `gateway_url` point it at another server (tests).
+//! Deliberately ours (see `telegram.rs` for why no SDK crate).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -3,6 +3,11 @@
 //! keyboards for approvals. `platforms.telegram.extra.base_url` points it
 //! at another Bot API server (an emulator, a self-hosted one) the way
 //! python-telegram-bot's `base_url` does.
+//!
+//! Deliberately ours, as every chat platform's client here: the SDK crates
+//! each bring their own HTTP/WebSocket stack and runtime choices for the
+//! dozen calls a gateway makes, and none lets the gateway's inbox decide
+//! what was delivered.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

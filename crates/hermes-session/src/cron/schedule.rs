@@ -3,6 +3,13 @@
 //! timestamps, and when each next runs. Cron expressions and times without
 //! an offset are read in the configured [`Zone`] (as the reference reads
 //! them in its clock's zone); times are stored with that zone's offset.
+//!
+//! The cron-expression reader is deliberately ours: text is a cron
+//! expression only when its first five fields are digits and `*-,/` (the
+//! reference's rule, so `30m` or a date never reads as one), and day of month
+//! and day of week match as Vixie cron does (either, when both are
+//! restricted); the cron crates take names and 6/7-field forms the
+//! reference's job files would not agree with.
 
 use hermes_state::time::UtcTime;
 

@@ -5,6 +5,11 @@
 //! substitutions), so the expander can work out what the shell would run
 //! without running anything. It never fails: unbalanced input runs to the
 //! end, as a shell would keep reading.
+//!
+//! Deliberately ours: the shell-grammar crates reject what they cannot parse
+//! (an attacker's input is exactly that), drop quoting once a word is built,
+//! or execute expansions; the gate needs every command found in any input,
+//! each word's quoting kept per part, and a bounded depth.
 
 /// Longest command the parser analyses; longer input is treated as suspicious.
 pub const MAX_COMMAND_LEN: usize = 64 * 1024;
