@@ -149,23 +149,7 @@ fn hermes_started_at(p: &Background) -> String {
         .started_at
         .duration_since(std::time::SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    // Days since the epoch to a civil date (UTC), Howard Hinnant's algorithm.
-    let days = i64::try_from(secs / 86_400).unwrap_or(0) + 719_468;
-    let era = days.div_euclid(146_097);
-    let doe = days.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let rest = secs % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+    hermes_state::time::UtcTime::from_unix(i64::try_from(secs).unwrap_or(i64::MAX)).iso()
 }
 
 fn ended(p: &Background, exit: Exit, value: &mut Value) {
