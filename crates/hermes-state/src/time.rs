@@ -1,4 +1,5 @@
-//! Calendar arithmetic for Unix timestamps (UTC), without a date-time dependency.
+//! Unix timestamps as UTC calendar times in the formats Hermes writes (the
+//! calendar itself is `jiff`'s).
 
 /// A UTC calendar time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,21 +33,31 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-/// 1970-01-01 was a Thursday.
+/// Weekday names from Sunday.
 const WEEKDAYS: [&str; 7] = [
-    "Thursday",
-    "Friday",
-    "Saturday",
     "Sunday",
     "Monday",
     "Tuesday",
     "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
 ];
+
+/// `unix_secs` as a UTC civil date-time (clamped to jiff's range, years ±9999).
+fn civil(unix_secs: i64) -> jiff::civil::DateTime {
+    let at = jiff::Timestamp::from_second(unix_secs).unwrap_or(if unix_secs < 0 {
+        jiff::Timestamp::MIN
+    } else {
+        jiff::Timestamp::MAX
+    });
+    jiff::tz::Offset::UTC.to_datetime(at)
+}
 
 impl UtcTime {
     /// `Sunday, November 22, 2026`: the weekday and date of `unix_secs` (UTC).
     pub fn weekday_date(unix_secs: i64) -> String {
-        let weekday = WEEKDAYS[unix_secs.div_euclid(86_400).rem_euclid(7) as usize];
+        let weekday = WEEKDAYS[civil(unix_secs).weekday().to_sunday_zero_offset() as usize];
         let t = Self::from_unix(unix_secs);
         let month = MONTHS
             .get(t.month.saturating_sub(1) as usize)
@@ -57,39 +68,30 @@ impl UtcTime {
 
     /// The calendar time of `unix_secs` seconds since 1970-01-01 UTC.
     pub fn from_unix(unix_secs: i64) -> Self {
-        let days = unix_secs.div_euclid(86_400);
-        let rem = unix_secs.rem_euclid(86_400) as u32;
-        // Howard Hinnant's days-to-civil algorithm.
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = yoe + era * 400 + i64::from(month <= 2);
+        let t = civil(unix_secs);
+        let field = |v: i8| u32::try_from(v).unwrap_or(0);
         Self {
-            year,
-            month,
-            day,
-            hour: rem / 3600,
-            minute: (rem % 3600) / 60,
-            second: rem % 60,
+            year: i64::from(t.year()),
+            month: field(t.month()),
+            day: field(t.day()),
+            hour: field(t.hour()),
+            minute: field(t.minute()),
+            second: field(t.second()),
         }
     }
 
     /// Seconds since 1970-01-01 UTC; the inverse of [`from_unix`](Self::from_unix).
+    /// Days past a month's end run into the next month (as `mktime` does);
+    /// a year or month outside the calendar gives the nearest end of it.
     pub fn to_unix(&self) -> i64 {
-        // Howard Hinnant's civil-to-days algorithm.
-        let (m, d) = (i64::from(self.month), i64::from(self.day));
-        let y = if m <= 2 { self.year - 1 } else { self.year };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        let days = era * 146_097 + doe - 719_468;
-        days * 86_400
+        let year = i16::try_from(self.year.clamp(-9999, 9999)).unwrap_or(1970);
+        let month = i8::try_from(self.month.clamp(1, 12)).unwrap_or(1);
+        let first = jiff::civil::Date::new(year, month, 1)
+            .ok()
+            .and_then(|d| jiff::tz::Offset::UTC.to_timestamp(d.into()).ok())
+            .map_or(0, |t| t.as_second());
+        first
+            + (i64::from(self.day) - 1) * 86_400
             + i64::from(self.hour) * 3_600
             + i64::from(self.minute) * 60
             + i64::from(self.second)

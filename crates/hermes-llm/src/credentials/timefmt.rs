@@ -120,7 +120,7 @@ pub(crate) fn parse_iso8601(raw: &str) -> Option<f64> {
         }
         Some(_) => return None,
     };
-    let days = days_from_civil(year, month, day);
+    let days = days_from_civil(year, month, day)?;
     Some((days * 86_400 - offset) as f64 + secs_of_day)
 }
 
@@ -136,44 +136,32 @@ fn expect(b: &[u8], at: usize, want: u8) -> Option<()> {
     (b.get(at) == Some(&want)).then_some(())
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// Days since 1970-01-01 of a Gregorian date (`None` outside the calendar).
+fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+    let date = jiff::civil::Date::new(
+        i16::try_from(year).ok()?,
+        i8::try_from(month).ok()?,
+        i8::try_from(day).ok()?,
+    )
+    .ok()?;
+    let midnight = jiff::tz::Offset::UTC.to_timestamp(date.into()).ok()?;
+    Some(midnight.as_second().div_euclid(86_400))
 }
 
 /// `2026-11-22T05:52:54.153494+00:00`, the shape Python's
 /// `datetime.now(timezone.utc).isoformat()` writes.
 pub(crate) fn format_iso_utc(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let micros = d.subsec_micros();
-    let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
-    let sod = secs.rem_euclid(86_400);
+    let at = jiff::Timestamp::try_from(t).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let d = jiff::tz::Offset::UTC.to_datetime(at);
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
-        sod / 3600,
-        (sod % 3600) / 60,
-        sod % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00",
+        d.year(),
+        d.month(),
+        d.day(),
+        d.hour(),
+        d.minute(),
+        d.second(),
+        d.subsec_nanosecond() / 1_000
     )
 }
 
