@@ -140,6 +140,9 @@ pub struct OAuthConfig {
     pub redirect_uri: Option<String>,
     /// The name dynamic registration gives the client.
     pub client_name: Option<String>,
+    /// An https URL where the user hosts Hermes' client metadata document:
+    /// used as the client id where the server accepts such documents (ours).
+    pub client_metadata_url: Option<String>,
     /// How long a login waits for the browser to come back.
     pub timeout: Duration,
 }
@@ -185,6 +188,7 @@ impl OAuthConfig {
             redirect_host: text("redirect_host"),
             redirect_uri: text("redirect_uri"),
             client_name: text("client_name"),
+            client_metadata_url: text("client_metadata_url").filter(|u| u.starts_with("https://")),
             timeout: seconds(o.and_then(|o| o.get("timeout")), Duration::from_secs(300)),
         })
     }

@@ -87,11 +87,13 @@ fn auth_oauth_reads_the_references_oauth_keys() {
                 "url": "https://docs.example/mcp", "auth": "OAuth",
                 "oauth": {
                     "client_id": "hermes-cli", "client_secret": "${TOKEN}", "scope": "read write",
-                    "redirect_port": 8977, "client_name": "Mine", "timeout": 60
+                    "redirect_port": 8977, "client_name": "Mine", "timeout": 60,
+                    "client_metadata_url": "https://me.example/hermes.json"
                 }
             },
             "plain": {"url": "https://plain.example/mcp"},
-            "bare": {"url": "https://bare.example/mcp", "auth": "oauth"},
+            "bare": {"url": "https://bare.example/mcp", "auth": "oauth",
+                     "oauth": {"client_metadata_url": "http://insecure.example/doc.json"}},
             "unset": {"url": "https://u.example/mcp", "auth": "oauth",
                       "oauth": {"client_secret": "${MISSING}"}},
             "header": {"url": "https://h.example/mcp", "auth": "header"},
@@ -105,10 +107,16 @@ fn auth_oauth_reads_the_references_oauth_keys() {
     assert_eq!(docs.redirect_port, 8977);
     assert_eq!(docs.client_name.as_deref(), Some("Mine"));
     assert_eq!(docs.timeout, Duration::from_secs(60));
+    assert_eq!(
+        docs.client_metadata_url.as_deref(),
+        Some("https://me.example/hermes.json")
+    );
     assert!(!format!("{docs:?}").contains("s3cret"));
     let bare = config.get("bare").unwrap().oauth.clone().unwrap();
     assert_eq!(bare.redirect_port, 0);
     assert_eq!(bare.timeout, Duration::from_secs(300));
+    // A metadata document must be served over https.
+    assert!(bare.client_metadata_url.is_none());
     // An unresolved placeholder is no secret.
     assert!(
         config

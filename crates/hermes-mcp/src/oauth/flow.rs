@@ -38,9 +38,27 @@ pub(crate) async fn authorize(login: Login<'_>, prompt: &dyn OAuthPrompt) -> Res
         .await
         .map_err(|e| format!("OAuth set-up failed: {e}"))?;
     manager.set_credential_store(files.clone());
-    super::discover(&mut manager, login.url, login.challenge).await?;
+    let metadata = super::discover(&mut manager, login.url, login.challenge).await?;
+    let takes_documents = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
 
-    let client = client_for(&mut manager, &login, &files, &redirect_uri).await?;
+    let client = match &login.oauth.client_metadata_url {
+        // A client ID metadata document: its URL is the client id, nothing
+        // to register.
+        Some(document) if takes_documents && login.oauth.client_id.is_none() => {
+            let client = ClientRecord {
+                client_id: document.clone(),
+                client_secret: None,
+                redirect_uri: redirect_uri.clone(),
+            };
+            files.save_client(&client, client_name(login.oauth))?;
+            client
+        }
+        _ => client_for(&mut manager, &login, &files, &redirect_uri).await?,
+    };
     let mut request = AuthorizationRequest::new(redirect_uri.clone())
         .with_client_name(client_name(login.oauth))
         .with_preregistered_client(client.client_id.clone());

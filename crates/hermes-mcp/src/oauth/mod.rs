@@ -89,7 +89,7 @@ pub(crate) async fn discover(
     manager: &mut AuthorizationManager,
     url: &str,
     challenge: Option<&str>,
-) -> Result<(), String> {
+) -> Result<AuthorizationMetadata, String> {
     let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
         Ok(resolution) => resolution.metadata,
         // A 2025-03-26 server (no protected-resource metadata) serves its
@@ -99,8 +99,8 @@ pub(crate) async fn discover(
         Err(AuthError::AuthorizationServerMismatch { .. }) => root_metadata(url).await?,
         Err(e) => return Err(format!("OAuth discovery failed: {e}")),
     };
-    manager.set_metadata(metadata);
-    Ok(())
+    manager.set_metadata(metadata.clone());
+    Ok(metadata)
 }
 
 async fn root_metadata(url: &str) -> Result<AuthorizationMetadata, String> {
