@@ -107,7 +107,7 @@ async fn root_metadata(url: &str) -> Result<AuthorizationMetadata, String> {
     let mut root = url::Url::parse(url).map_err(|e| format!("bad server URL {url}: {e}"))?;
     root.set_path("/.well-known/oauth-authorization-server");
     root.set_query(None);
-    let response = reqwest::Client::new()
+    let response = plain_client()
         .get(root.as_str())
         .send()
         .await
@@ -155,6 +155,14 @@ pub async fn login(
     .await
 }
 
+/// A client for the requests made around rmcp's (probe, root metadata).
+fn plain_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .unwrap_or_default()
+}
+
 /// The `WWW-Authenticate` header an unauthenticated `initialize` draws.
 async fn probe_challenge(url: &str) -> Option<String> {
     install_crypto();
@@ -165,7 +173,7 @@ async fn probe_challenge(url: &str) -> Option<String> {
             "clientInfo": { "name": "hermes", "version": env!("CARGO_PKG_VERSION") }
         }
     });
-    let response = reqwest::Client::new()
+    let response = plain_client()
         .post(url)
         .header("Accept", "application/json, text/event-stream")
         .json(&body)
