@@ -3,14 +3,13 @@
 //! name), else the server's local time (`TZ`, else `/etc/localtime`); a name
 //! that does not resolve falls back to local time with a warning.
 
-use std::sync::Arc;
-
 use hermes_state::time::UtcTime;
 
 /// A time zone: UTC, or rules from the tz database.
 #[derive(Clone, Default)]
 pub struct Zone {
-    rules: Option<Arc<tz::TimeZone>>,
+    /// `jiff`'s rules (its zones are cheap to clone).
+    rules: Option<jiff::tz::TimeZone>,
     name: String,
 }
 
@@ -53,10 +52,12 @@ impl Zone {
         if name.eq_ignore_ascii_case("utc") || name == "Etc/UTC" || name == "Z" {
             return Ok(Self::utc());
         }
-        let rules = tz::TimeZone::from_posix_tz(name)
+        // An IANA name from the system's zoneinfo, else a POSIX TZ string.
+        let rules = jiff::tz::TimeZone::get(name)
+            .or_else(|_| jiff::tz::TimeZone::posix(name))
             .map_err(|e| format!("unknown time zone {name:?} ({e})"))?;
         Ok(Self {
-            rules: Some(Arc::new(rules)),
+            rules: Some(rules),
             name: name.to_owned(),
         })
     }
@@ -77,9 +78,9 @@ impl Zone {
             Some(tz) => Self::named(tz).ok(),
             None => std::fs::read("/etc/localtime")
                 .ok()
-                .and_then(|bytes| tz::TimeZone::from_tz_data(&bytes).ok())
+                .and_then(|bytes| jiff::tz::TimeZone::tzif("localtime", &bytes).ok())
                 .map(|rules| Self {
-                    rules: Some(Arc::new(rules)),
+                    rules: Some(rules),
                     name: "localtime".to_owned(),
                 }),
         };
@@ -97,10 +98,10 @@ impl Zone {
 
     /// Seconds east of UTC at the instant `unix`.
     pub fn offset_at(&self, unix: i64) -> i64 {
-        self.rules
-            .as_ref()
-            .and_then(|r| r.find_local_time_type(unix).ok())
-            .map_or(0, |t| i64::from(t.ut_offset()))
+        let (Some(rules), Ok(at)) = (&self.rules, jiff::Timestamp::from_second(unix)) else {
+            return 0;
+        };
+        i64::from(rules.to_offset(at).seconds())
     }
 
     /// The wall clock at `unix`.
