@@ -92,6 +92,34 @@ impl Default for SamplingConfig {
     }
 }
 
+impl SamplingConfig {
+    /// Reads `sampling:`; absent keys keep their defaults.
+    fn parse(s: &serde_json::Map<String, Value>) -> Self {
+        let d = SamplingConfig::default();
+        SamplingConfig {
+            enabled: s.get("enabled").map_or(d.enabled, |v| flag(v, true)),
+            model: s
+                .get("model")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+            max_tokens_cap: s
+                .get("max_tokens_cap")
+                .and_then(number)
+                .map_or(d.max_tokens_cap, |n| n.max(1.0) as u32),
+            max_rpm: s
+                .get("max_rpm")
+                .and_then(number)
+                .map_or(d.max_rpm, |n| n.max(1.0) as u32),
+            timeout: s
+                .get("timeout")
+                .and_then(number)
+                .filter(|n| *n > 0.0)
+                .map_or(d.timeout, Duration::from_secs_f64),
+        }
+    }
+}
+
 /// One entry under `mcp_servers:`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
@@ -315,30 +343,7 @@ impl ServerConfig {
         let sampling = map
             .get("sampling")
             .and_then(Value::as_object)
-            .map(|s| {
-                let d = SamplingConfig::default();
-                SamplingConfig {
-                    enabled: s.get("enabled").map_or(d.enabled, |v| flag(v, true)),
-                    model: s
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .filter(|m| !m.is_empty())
-                        .map(str::to_owned),
-                    max_tokens_cap: s
-                        .get("max_tokens_cap")
-                        .and_then(number)
-                        .map_or(d.max_tokens_cap, |n| n.max(1.0) as u32),
-                    max_rpm: s
-                        .get("max_rpm")
-                        .and_then(number)
-                        .map_or(d.max_rpm, |n| n.max(1.0) as u32),
-                    timeout: s
-                        .get("timeout")
-                        .and_then(number)
-                        .filter(|n| *n > 0.0)
-                        .map_or(d.timeout, Duration::from_secs_f64),
-                }
-            })
+            .map(SamplingConfig::parse)
             .unwrap_or_default();
         let oauth = match &transport {
             TransportConfig::Stdio { .. } => None,

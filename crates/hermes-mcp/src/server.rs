@@ -367,49 +367,11 @@ async fn run(
                 serde_json::from_value(json!({ "uri": uri }))
                     .map_err(|e| RequestError::Server(e.to_string()))?;
             let result = to_json(&peer.read_resource(params).await.map_err(classify)?);
-            let parts: Vec<String> = result
-                .get("contents")
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .map(|c| {
-                            let text = resource_contents(c, cache);
-                            if text.is_empty() && c.get("blob").is_some() {
-                                let len = c["blob"].as_str().map_or(0, str::len);
-                                format!("[binary data, {len} bytes]")
-                            } else {
-                                text
-                            }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            Ok(json!({ "result": parts.join("\n") }).to_string())
+            Ok(json!({ "result": resource_text(&result, cache) }).to_string())
         }
         Request::ListPrompts => {
             let items = peer.list_all_prompts().await.map_err(classify)?;
-            let prompts: Vec<Value> = items
-                .iter()
-                .map(|p| {
-                    let raw = to_json(p);
-                    let mut entry = pick(&raw, &["name", "description"]);
-                    if let Some(args) = raw.get("arguments").and_then(Value::as_array)
-                        && !args.is_empty()
-                    {
-                        let args: Vec<Value> = args
-                            .iter()
-                            .map(|a| {
-                                let mut e = pick(a, &["name", "description"]);
-                                e["required"] = a.get("required").cloned().unwrap_or(Value::Null);
-                                e
-                            })
-                            .collect();
-                        entry["arguments"] = Value::Array(args);
-                    }
-                    entry
-                })
-                .collect();
+            let prompts: Vec<Value> = items.iter().map(|p| prompt_entry(&to_json(p))).collect();
             Ok(json!({ "prompts": prompts }).to_string())
         }
         Request::GetPrompt { name, args } => {
@@ -424,36 +386,84 @@ async fn run(
                 serde_json::from_value(json!({ "name": name, "arguments": arguments }))
                     .map_err(|e| RequestError::Server(e.to_string()))?;
             let result = to_json(&peer.get_prompt(params).await.map_err(classify)?);
-            let messages: Vec<Value> = result
-                .get("messages")
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .map(|m| {
-                            let content = m.get("content").cloned().unwrap_or(Value::Null);
-                            let text = match &content {
-                                Value::String(s) => s.clone(),
-                                c => c
-                                    .get("text")
-                                    .and_then(Value::as_str)
-                                    .map_or_else(|| c.to_string(), str::to_owned),
-                            };
-                            json!({ "role": m.get("role").cloned().unwrap_or(Value::Null), "content": text })
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let mut out = json!({ "messages": messages });
-            if let Some(d) = result
-                .get("description")
-                .filter(|d| d.as_str().is_some_and(|s| !s.is_empty()))
-            {
-                out["description"] = d.clone();
-            }
-            Ok(out.to_string())
+            Ok(prompt_reply(&result).to_string())
         }
     }
+}
+
+/// A read resource as text: each content's text, binary parts saved (or
+/// summarised when they cannot be).
+fn resource_text(result: &Value, cache: &MediaCache) -> String {
+    let parts: Vec<String> = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .map(|c| {
+                    let text = resource_contents(c, cache);
+                    if text.is_empty() && c.get("blob").is_some() {
+                        let len = c["blob"].as_str().map_or(0, str::len);
+                        format!("[binary data, {len} bytes]")
+                    } else {
+                        text
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    parts.join("\n")
+}
+
+/// One listed prompt: name, description and its arguments.
+fn prompt_entry(raw: &Value) -> Value {
+    let mut entry = pick(raw, &["name", "description"]);
+    if let Some(args) = raw.get("arguments").and_then(Value::as_array)
+        && !args.is_empty()
+    {
+        let args: Vec<Value> = args
+            .iter()
+            .map(|a| {
+                let mut e = pick(a, &["name", "description"]);
+                e["required"] = a.get("required").cloned().unwrap_or(Value::Null);
+                e
+            })
+            .collect();
+        entry["arguments"] = Value::Array(args);
+    }
+    entry
+}
+
+/// A fetched prompt: its messages as role and text, and its description.
+fn prompt_reply(result: &Value) -> Value {
+    let messages: Vec<Value> = result
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .map(|m| {
+                    let content = m.get("content").cloned().unwrap_or(Value::Null);
+                    let text = match &content {
+                        Value::String(s) => s.clone(),
+                        c => c
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| c.to_string(), str::to_owned),
+                    };
+                    json!({ "role": m.get("role").cloned().unwrap_or(Value::Null), "content": text })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = json!({ "messages": messages });
+    if let Some(d) = result
+        .get("description")
+        .filter(|d| d.as_str().is_some_and(|s| !s.is_empty()))
+    {
+        out["description"] = d.clone();
+    }
+    out
 }
 
 /// The listed keys of `raw` that are present and not empty.
