@@ -4,6 +4,7 @@
 //! `2026-07-05 14:30`, ISO 8601; without a zone it is UTC, as our session ids).
 
 use clap::Args;
+use hermes_protocol::iso_time::IsoTimestamp;
 use hermes_state::session_db::SessionFilter;
 use hermes_state::time::UtcTime;
 
@@ -179,60 +180,9 @@ pub(crate) fn point_in_time(text: &str, flag: &str, now: f64) -> Result<f64, Str
     })
 }
 
-/// `YYYY-MM-DD[( |T)HH:MM[:SS[.frac]]][Z|±HH:MM]`; no zone means UTC.
+/// An ISO-8601 date or date-time as Unix seconds; no zone means UTC.
 fn parse_timestamp(s: &str) -> Option<f64> {
-    let num = |t: &str| -> Option<i64> {
-        (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| t.parse().ok())
-            .flatten()
-    };
-    let (date, rest) = s.split_at(s.find([' ', 'T', 't']).unwrap_or(s.len()));
-    let mut parts = date.split('-');
-    let (y, mo, d) = (
-        num(parts.next()?)?,
-        num(parts.next()?)?,
-        num(parts.next()?)?,
-    );
-    if parts.next().is_some() || !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
-        return None;
-    }
-    let rest = rest.get(1..).unwrap_or("");
-    // The zone: a trailing Z, or +HH:MM / -HH:MM after the time.
-    let (time, offset_secs) = if let Some(t) = rest.strip_suffix(['Z', 'z']) {
-        (t, 0)
-    } else if let Some(i) = rest.rfind(['+', '-']).filter(|_| !rest.is_empty()) {
-        let (t, zone) = rest.split_at(i);
-        let sign = if zone.starts_with('-') { -1 } else { 1 };
-        let (zh, zm) = zone[1..].split_once(':').unwrap_or((&zone[1..], "0"));
-        (t, sign * (num(zh)? * 3_600 + num(zm)? * 60))
-    } else {
-        (rest, 0)
-    };
-    let (mut h, mut mi, mut sec, mut frac) = (0, 0, 0, 0.0);
-    if !time.is_empty() {
-        let mut hms = time.split(':');
-        h = num(hms.next()?)?;
-        mi = num(hms.next()?)?;
-        if let Some(sv) = hms.next() {
-            let (whole, fraction) = sv.split_once('.').unwrap_or((sv, ""));
-            sec = num(whole)?;
-            if !fraction.is_empty() {
-                frac = format!("0.{fraction}").parse().ok()?;
-            }
-        }
-        if hms.next().is_some() || h > 23 || mi > 59 || sec > 60 {
-            return None;
-        }
-    }
-    let at = UtcTime {
-        year: y,
-        month: u32::try_from(mo).ok()?,
-        day: u32::try_from(d).ok()?,
-        hour: u32::try_from(h).ok()?,
-        minute: u32::try_from(mi).ok()?,
-        second: u32::try_from(sec).ok()?,
-    };
-    Some((at.to_unix() - offset_secs) as f64 + frac)
+    IsoTimestamp::parse(s).map(|t| t.unix_secs_f64())
 }
 
 /// `YYYY-MM-DD HH:MM` (UTC).

@@ -5,6 +5,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod event;
+pub mod iso_time;
 mod message;
 mod op;
 mod usage;

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use hermes_protocol::iso_time::IsoTimestamp;
 use serde_json::Value;
 
 /// Epoch values above this are taken to be milliseconds.
@@ -61,91 +62,10 @@ fn scale_millis(numeric: f64) -> f64 {
     }
 }
 
-/// Parse `YYYY-MM-DD[T ]HH:MM[:SS[.frac]][Z|±HH[:MM]]` (or a bare date) to
-/// epoch seconds. A missing offset is read as UTC.
+/// Epoch seconds of an ISO-8601 timestamp (or a bare date); a missing
+/// offset is read as UTC.
 pub(crate) fn parse_iso8601(raw: &str) -> Option<f64> {
-    let b = raw.as_bytes();
-    let year: i64 = digits(b, 0, 4)?;
-    expect(b, 4, b'-')?;
-    let month: i64 = digits(b, 5, 2)?;
-    expect(b, 7, b'-')?;
-    let day: i64 = digits(b, 8, 2)?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let mut secs_of_day = 0.0;
-    let mut pos = 10;
-    if b.len() > 10 {
-        if b[10] != b'T' && b[10] != b't' && b[10] != b' ' {
-            return None;
-        }
-        let hour: i64 = digits(b, 11, 2)?;
-        expect(b, 13, b':')?;
-        let minute: i64 = digits(b, 14, 2)?;
-        pos = 16;
-        let mut second = 0.0;
-        if b.get(pos) == Some(&b':') {
-            let whole: i64 = digits(b, pos + 1, 2)?;
-            pos += 3;
-            let mut frac = String::from("0");
-            if b.get(pos) == Some(&b'.') || b.get(pos) == Some(&b',') {
-                frac.push('.');
-                pos += 1;
-                while let Some(c) = b.get(pos).filter(|c| c.is_ascii_digit()) {
-                    frac.push(char::from(*c));
-                    pos += 1;
-                }
-            }
-            second = whole as f64 + frac.parse::<f64>().ok()?;
-        }
-        if hour > 23 || minute > 59 || second >= 61.0 {
-            return None;
-        }
-        secs_of_day = (hour * 3600 + minute * 60) as f64 + second;
-    }
-    let offset = match b.get(pos) {
-        None => 0,
-        Some(b'Z') | Some(b'z') if pos + 1 == b.len() => 0,
-        Some(sign @ (b'+' | b'-')) => {
-            let hours: i64 = digits(b, pos + 1, 2)?;
-            let rest = pos + 3;
-            let minutes: i64 = match b.get(rest) {
-                None => 0,
-                Some(b':') if rest + 3 == b.len() => digits(b, rest + 1, 2)?,
-                Some(_) if rest + 2 == b.len() => digits(b, rest, 2)?,
-                Some(_) => return None,
-            };
-            let total = hours * 3600 + minutes * 60;
-            if *sign == b'-' { -total } else { total }
-        }
-        Some(_) => return None,
-    };
-    let days = days_from_civil(year, month, day)?;
-    Some((days * 86_400 - offset) as f64 + secs_of_day)
-}
-
-fn digits(b: &[u8], start: usize, len: usize) -> Option<i64> {
-    let slice = b.get(start..start + len)?;
-    if !slice.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(slice).ok()?.parse().ok()
-}
-
-fn expect(b: &[u8], at: usize, want: u8) -> Option<()> {
-    (b.get(at) == Some(&want)).then_some(())
-}
-
-/// Days since 1970-01-01 of a Gregorian date (`None` outside the calendar).
-fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
-    let date = jiff::civil::Date::new(
-        i16::try_from(year).ok()?,
-        i8::try_from(month).ok()?,
-        i8::try_from(day).ok()?,
-    )
-    .ok()?;
-    let midnight = jiff::tz::Offset::UTC.to_timestamp(date.into()).ok()?;
-    Some(midnight.as_second().div_euclid(86_400))
+    IsoTimestamp::parse(raw).map(|t| t.unix_secs_f64())
 }
 
 /// `2026-11-22T05:52:54.153494+00:00`, the shape Python's

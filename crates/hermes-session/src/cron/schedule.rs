@@ -11,6 +11,7 @@
 //! restricted); the cron crates take names and 6/7-field forms the
 //! reference's job files would not agree with.
 
+use hermes_protocol::iso_time::IsoTimestamp;
 use hermes_state::time::UtcTime;
 
 use super::zone::Zone;
@@ -35,81 +36,16 @@ pub fn iso(unix: i64) -> String {
 /// fractions, `Z` or a `±HH:MM` offset; a bare date is midnight). Naive
 /// times are UTC.
 pub fn parse_iso(text: &str) -> Option<i64> {
-    let (wall, offset) = parse_iso_parts(text)?;
-    Some(wall - offset.unwrap_or(0))
+    IsoTimestamp::parse(text).map(|t| t.unix_secs())
 }
 
 /// As [`parse_iso`], with naive times read in `zone`.
 pub fn parse_iso_in(text: &str, zone: &Zone) -> Option<i64> {
-    let (wall, offset) = parse_iso_parts(text)?;
-    Some(match offset {
-        Some(offset) => wall - offset,
-        None => zone.instant(wall),
+    let t = IsoTimestamp::parse(text)?;
+    Some(match t.offset_secs {
+        Some(offset) => t.wall_secs - i64::from(offset),
+        None => zone.instant(t.wall_secs),
     })
-}
-
-/// The wall clock of an ISO timestamp (as Unix seconds of that clock in
-/// UTC) and its offset, when it has one.
-fn parse_iso_parts(text: &str) -> Option<(i64, Option<i64>)> {
-    let text = text.trim();
-    let (date, rest) = match text.find(['T', ' ']) {
-        Some(i) => (&text[..i], &text[i + 1..]),
-        None => (text, ""),
-    };
-    let mut d = date.split('-');
-    let (year, month, day) = (
-        d.next()?.parse::<i64>().ok()?,
-        d.next()?.parse::<u32>().ok()?,
-        d.next()?.parse::<u32>().ok()?,
-    );
-    if d.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    // Split the clock from a zone suffix.
-    let (clock, offset) = match rest.rfind(['+', '-', 'Z']) {
-        Some(i) if i > 0 => (&rest[..i], &rest[i..]),
-        _ => (rest, ""),
-    };
-    let mut c = clock.split(':');
-    let hour = c
-        .next()
-        .filter(|s| !s.is_empty())
-        .map_or(Some(0), |s| s.parse::<u32>().ok())?;
-    let minute = c.next().map_or(Some(0), |s| s.parse::<u32>().ok())?;
-    let second = c.next().map_or(Some(0), |s| {
-        s.split('.').next().and_then(|s| s.parse::<u32>().ok())
-    })?;
-    if hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let offset_secs = match offset {
-        "" => None,
-        "Z" => Some(0),
-        zone => {
-            let sign = if zone.starts_with('-') { -1 } else { 1 };
-            // `±HH:MM`, `±HHMM` (ISO 8601's basic form) or `±HH`.
-            let digits = &zone[1..];
-            let (h, m) = match digits.split_once(':') {
-                Some((h, m)) => (h, m),
-                None if digits.len() == 4 => digits.split_at(2),
-                None => (digits, "0"),
-            };
-            let (h, m) = (h.parse::<i64>().ok()?, m.parse::<i64>().ok()?);
-            if !(0..=23).contains(&h) || !(0..=59).contains(&m) {
-                return None;
-            }
-            Some(sign * (h * 3600 + m * 60))
-        }
-    };
-    let t = UtcTime {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-    };
-    Some((t.to_unix(), offset_secs))
 }
 
 /// Minutes in a duration such as `30m`, `2h`, `1 day`.
