@@ -36,11 +36,13 @@ pub(crate) async fn run(args: AcpArgs, run: &RunArgs) -> Result<ExitCode> {
     let settings = crate::logging::LogSettings::from_config(&setup.home, &setup.config);
     let manager = SessionManager::new(setup);
     // The editor's sessions log their turns to agent.log, as the terminal's do.
-    crate::logging::tap_sessions(
+    let observer = crate::observe::tap_sessions(
         manager.services(),
         &crate::logging::LogFiles::open(&settings, false),
+        false,
     );
     crate::hooks_cmd::install(manager.services(), false);
     hermes_acp::serve_stdio(manager).await?;
+    crate::observe::flush(observer.as_ref()).await;
     Ok(ExitCode::SUCCESS)
 }

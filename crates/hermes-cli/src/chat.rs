@@ -252,6 +252,8 @@ pub(crate) struct Session {
     pub(crate) conv: Conversation,
     pub(crate) setup: Setup,
     pub(crate) log: LogSettings,
+    /// Traces the turns, when a collector is configured.
+    pub(crate) observer: Option<std::sync::Arc<hermes_observe::Observer>>,
 }
 
 impl Session {
@@ -286,6 +288,10 @@ impl Session {
         let manager = SessionManager::new(setup.clone());
         crate::hooks_cmd::install(manager.services(), interactive);
         crate::mcp_oauth::install(manager.services(), interactive);
+        let observer = crate::observe::observer(&setup, false);
+        crate::observe::tap(manager.services(), None, observer.clone());
+        let log = LogSettings::from_config(&setup.home, &setup.config);
+        crate::tracing_log::collect(crate::logging::LogFiles::open(&log, false));
         let (conv, _) = tokio::join!(manager.start(spec), upkeep);
         let conv = conv?;
         let mut err = std::io::stderr();
@@ -295,8 +301,12 @@ impl Session {
                 Notice::Warning(text) => writeln!(err, "warning: {text}")?,
             }
         }
-        let log = LogSettings::from_config(&setup.home, &setup.config);
-        Ok(Self { conv, setup, log })
+        Ok(Self {
+            conv,
+            setup,
+            log,
+            observer,
+        })
     }
 
     /// The session id now (a compression continues the transcript in a child session).
@@ -334,6 +344,7 @@ impl Session {
         if let Err(e) = self.conv.shutdown("cli_close").await {
             writeln!(err, "warning: could not close the session record: {e}")?;
         }
+        crate::observe::flush(self.observer.as_ref()).await;
         if mode == Mode::Interactive && resumable {
             writeln!(err, "Resume this session with:\n  hermes --resume {id}")?;
         }

@@ -118,9 +118,10 @@ async fn serve(setup: Setup, args: DashboardArgs) -> Result<ExitCode> {
     let settings = crate::logging::LogSettings::from_config(&setup.home, &setup.config);
     let pid_path = pid_file(&setup);
     let manager = SessionManager::new(setup);
-    crate::logging::tap_sessions(
+    crate::observe::tap_sessions(
         manager.services(),
         &crate::logging::LogFiles::open(&settings, false),
+        false,
     );
     crate::hooks_cmd::install(manager.services(), false);
     let dashboard = Dashboard::bind(config.clone(), manager)

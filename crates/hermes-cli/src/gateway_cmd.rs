@@ -119,7 +119,7 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     let log = gateway_log(&files);
     log(LogLevel::Info, RUN_LOGGER, "Starting Hermes Gateway...");
     let manager = SessionManager::new(setup);
-    crate::logging::tap_sessions(manager.services(), &files);
+    let observer = crate::observe::tap_sessions(manager.services(), &files, true);
     crate::hooks_cmd::install(manager.services(), false);
     let stop = CancellationToken::new();
     stop_on_signals(stop.clone(), log.clone());
@@ -132,15 +132,21 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
             .services()
             .set_cron_delivery(Arc::new(messaging.sender()));
     }
-    tick_cron(manager.clone(), files.clone(), log.clone());
+    tick_cron(
+        manager.clone(),
+        files.clone(),
+        log.clone(),
+        observer.clone(),
+    );
     status.gateway("running");
-    let mut counted: Vec<Arc<dyn Fn() -> usize + Send + Sync>> = Vec::new();
+    let mut counted: Vec<(&'static str, Counter)> = Vec::new();
     let mut tasks = Vec::new();
     if let Some(messaging) = messaging {
         let turns = messaging.turns_in_flight();
-        counted.push(Arc::new(move || {
-            turns.load(std::sync::atomic::Ordering::Relaxed)
-        }));
+        counted.push((
+            "messaging",
+            Arc::new(move || turns.load(std::sync::atomic::Ordering::Relaxed)),
+        ));
         log(
             LogLevel::Info,
             RUN_LOGGER,
@@ -154,18 +160,18 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     }
     if let Some(api) = api {
         let ctx = (&manager, cwd.as_path(), &log, &stop);
-        let (task, counters) = start_api_server(api, ctx).await?;
-        counted.extend(counters);
+        let (task, counters) = start_api_server(api, ctx, observer.clone()).await?;
+        counted.extend(counters.into_iter().map(|c| ("api_server", c)));
         tasks.push(task);
     }
     if let Some(config) = webhooks {
         let ctx = (&manager, cwd.as_path(), &log, &stop);
         let (task, counter) = start_webhooks(config, &home, ctx);
-        counted.push(counter);
+        counted.push(("webhook", counter));
         status.platform("webhook", "connected", None);
         tasks.push(task);
     }
-    count_sessions(status.clone(), counted, stop.clone());
+    count_sessions(status.clone(), counted, observer.clone(), stop.clone());
     for task in tasks {
         match task.await {
             Ok(Err(e)) => bail!(e),
@@ -175,6 +181,7 @@ async fn serve(setup: Setup, replace: bool) -> Result<ExitCode> {
     }
     // Another replica's scheduler takes over now, not when the lease lapses.
     hermes_session::cron::run::release_scheduler(&manager);
+    crate::observe::flush(observer.as_ref()).await;
     status.gateway("stopped");
     log(LogLevel::Info, RUN_LOGGER, "stopped.");
     Ok(ExitCode::SUCCESS)
@@ -199,6 +206,7 @@ type Task = tokio::task::JoinHandle<Result<(), String>>;
 async fn start_api_server(
     api: hermes_gateway::ApiServerConfig,
     (manager, cwd, log, stop): PartContext<'_>,
+    observer: Option<Arc<hermes_observe::Observer>>,
 ) -> Result<(Task, Vec<Counter>)> {
     let server =
         hermes_gateway::serve::Server::bind(api.clone(), manager.clone(), cwd.to_path_buf())
@@ -208,6 +216,7 @@ async fn start_api_server(
                 anyhow::Error::msg(e)
             })?
             .with_log(log.clone())
+            .with_observer(observer)
             .with_profiles(multiplexed(manager, log));
     let counters: Vec<Counter> = server
         .inflight()
@@ -329,7 +338,8 @@ fn gateway_log(files: &Arc<LogFiles>) -> LogFn {
 /// `gateway_state.json` as `active_agents`, checked every two seconds.
 fn count_sessions(
     status: Arc<hermes_gateway::status::RuntimeStatus>,
-    counted: Vec<Arc<dyn Fn() -> usize + Send + Sync>>,
+    counted: Vec<(&'static str, Counter)>,
+    observer: Option<Arc<hermes_observe::Observer>>,
     stop: CancellationToken,
 ) {
     tokio::spawn(async move {
@@ -339,7 +349,15 @@ fn count_sessions(
                 _ = stop.cancelled() => return,
                 _ = every.tick() => {}
             }
-            status.active_agents(counted.iter().map(|count| count()).sum());
+            status.active_agents(counted.iter().map(|(_, count)| count()).sum());
+            if let Some(metrics) = observer.as_ref().and_then(|o| o.metrics()) {
+                for (part, count) in &counted {
+                    metrics
+                        .in_flight
+                        .get_or_create(&vec![("part", (*part).to_owned())])
+                        .set(i64::try_from(count()).unwrap_or(i64::MAX));
+                }
+            }
         }
     });
 }
@@ -359,12 +377,23 @@ fn stop_on_signals(stop: CancellationToken, log: LogFn) {
 /// Scheduled jobs fire from here, once a minute (the lock in the cron
 /// directory, or among replicas the scheduler lease, keeps a second process
 /// from running the same job); their answers go out through the platforms.
-fn tick_cron(manager: SessionManager, files: Arc<LogFiles>, log: LogFn) {
+fn tick_cron(
+    manager: SessionManager,
+    files: Arc<LogFiles>,
+    log: LogFn,
+    observer: Option<Arc<hermes_observe::Observer>>,
+) {
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
         loop {
             every.tick().await;
-            match hermes_session::cron::run::tick(&manager).await {
+            let ticked = hermes_session::cron::run::tick(&manager).await;
+            if let Some(metrics) = observer.as_ref().and_then(|o| o.metrics()) {
+                metrics
+                    .scheduler_lease
+                    .set(i64::from(matches!(ticked, Ok(Some(_)))));
+            }
+            match ticked {
                 Ok(Some(outcomes)) => {
                     for outcome in outcomes {
                         crate::logging::log_cron_run(&files, &outcome);

@@ -180,6 +180,11 @@ impl LogFiles {
         })
     }
 
+    /// The level below which nothing reaches `agent.log`.
+    pub(crate) fn level(&self) -> Level {
+        self.level
+    }
+
     /// Writes one record: `time LEVEL [session] logger: message`, secrets masked.
     pub(crate) fn write(&self, level: Level, session_id: &str, logger: &str, message: &str) {
         let to_gateway =
@@ -217,15 +222,6 @@ impl LogFiles {
             self.write(level, session_id, &logger, &message);
         }
     }
-}
-
-/// Every session of a long-running front-end (gateway, cron) logs through
-/// `files`, tagged with its id; a session's source names its platform.
-pub(crate) fn tap_sessions(services: &hermes_session::Services, files: &Arc<LogFiles>) {
-    let files = files.clone();
-    services.set_event_tap(Arc::new(move |session, event| {
-        files.record(session.id, event);
-    }));
 }
 
 /// Lines about a scheduled job's run, as the reference's scheduler writes them.
@@ -305,6 +301,20 @@ fn describe(event: &Event) -> Option<(Level, String, String)> {
             ToolOutcome::Cancelled => (Level::Info, "tools".into(), format!("{name} cancelled")),
         },
         Event::Status { message } => (Level::Info, "agent".into(), message.clone()),
+        Event::ModelCall {
+            provider,
+            model,
+            status,
+            duration_ms,
+            usage,
+        } => (
+            Level::Debug,
+            "agent".into(),
+            format!(
+                "API call {provider}/{model}: {status} in {duration_ms} ms ({} input / {} output tokens)",
+                usage.input_tokens, usage.output_tokens
+            ),
+        ),
         Event::Error { message } => (Level::Error, "agent".into(), message.clone()),
         Event::TurnComplete {
             reason,

@@ -24,6 +24,7 @@ mod mcp_cmd;
 mod mcp_oauth;
 mod model_cmd;
 mod not_here;
+mod observe;
 mod pairing_cmd;
 mod plugins_cmd;
 mod profile;
@@ -44,6 +45,7 @@ mod status_cmd;
 mod terminal_input;
 mod terminal_keys;
 mod tools_cmd;
+mod tracing_log;
 mod webhook_cmd;
 
 use std::process::ExitCode;

@@ -188,6 +188,7 @@ impl Renderer {
             | Event::Undone { .. }
             | Event::ModelChanged { .. }
             | Event::Compressed { .. }
+            | Event::ModelCall { .. }
             | Event::Ack
             | Event::AnnouncementsWaiting
             | Event::ShutdownComplete => {}

@@ -63,6 +63,15 @@ impl Server {
         self
     }
 
+    /// Serves `observer`'s metrics at `/metrics`.
+    #[must_use]
+    pub fn with_observer(mut self, observer: Option<Arc<hermes_observe::Observer>>) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.observer = observer;
+        }
+        self
+    }
+
     /// Logs a line per request (health checks aside) through `log`.
     #[must_use]
     pub fn with_log(mut self, log: crate::log::LogFn) -> Self {

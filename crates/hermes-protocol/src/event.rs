@@ -62,6 +62,20 @@ pub enum Event {
         /// Wall time in milliseconds.
         duration_ms: u64,
     },
+    /// One model API call ended, answered or failed: what metrics and traces
+    /// count. Front-ends that show a conversation ignore it.
+    ModelCall {
+        /// The provider id.
+        provider: String,
+        /// The model id.
+        model: String,
+        /// `ok`, `cancelled`, or the failure's class (`rate_limit`, `timeout`, …).
+        status: String,
+        /// Wall time of the call in milliseconds, streaming included.
+        duration_ms: u64,
+        /// Tokens it used (zero when it failed).
+        usage: Usage,
+    },
     /// A message was appended to the conversation (for persistence).
     MessageAppended {
         /// The message.

@@ -43,13 +43,19 @@ impl Agent {
         let mut state = RetryState::default();
         let mut compactions = 0u32;
         loop {
+            let started = std::time::Instant::now();
             let err = match self.call_model(offer_tools, events, cancel).await {
                 Ok(done) => {
+                    let usage = done.usage.unwrap_or_default();
+                    self.report_call("ok", started, usage, events);
                     self.output_cap = None;
                     self.remember_confirmed_limit(events);
                     return Ok(done);
                 }
-                Err(LlmError::Cancelled) => return Err(LlmError::Cancelled.into()),
+                Err(LlmError::Cancelled) => {
+                    self.report_call("cancelled", started, Default::default(), events);
+                    return Err(LlmError::Cancelled.into());
+                }
                 Err(e) => e,
             };
             let route = &self.routes[self.active];
@@ -63,6 +69,7 @@ impl Agent {
                     num_messages: self.messages.len(),
                 },
             );
+            self.report_call(verdict.reason.as_str(), started, Default::default(), events);
             let reason = err.kind_phrase().unwrap_or(verdict.reason.phrase());
             // "cannot connect: Connection refused", "rate limited: slow down".
             let what = match err.kind_phrase() {
@@ -152,6 +159,24 @@ impl Agent {
                 break;
             }
         }
+    }
+
+    /// Tells observers (metrics, traces) how one model call ended.
+    fn report_call(
+        &self,
+        status: &str,
+        started: std::time::Instant,
+        usage: hermes_protocol::Usage,
+        events: &EventSink,
+    ) {
+        let route = &self.routes[self.active];
+        let _ = events.send(Event::ModelCall {
+            provider: route.provider.name().to_owned(),
+            model: route.model.clone(),
+            status: status.to_owned(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            usage,
+        });
     }
 
     async fn call_model(

@@ -12,20 +12,26 @@ use hermes_session::cron::run;
 use super::{Cron, delivering_manager, fail};
 use crate::logging::{LogFiles, LogSettings};
 
-/// A delivering manager whose sessions log to the home's `logs/`.
-fn logged_manager(cron: &Cron<'_>) -> Result<(SessionManager, Arc<LogFiles>)> {
+/// A delivering manager whose sessions log to the home's `logs/` (and are
+/// traced where configured).
+fn logged_manager(cron: &Cron<'_>) -> Result<(SessionManager, Arc<LogFiles>, Traces)> {
     let manager = delivering_manager(cron.flags)?;
     let setup = manager.services().setup();
     let files = LogFiles::open(&LogSettings::from_config(&setup.home, &setup.config), false);
-    crate::logging::tap_sessions(manager.services(), &files);
-    Ok((manager, files))
+    let observer = crate::observe::tap_sessions(manager.services(), &files, false);
+    Ok((manager, files, observer))
 }
+
+/// The runs' tracer, flushed before the command exits.
+type Traces = Option<Arc<hermes_observe::Observer>>;
 
 /// `hermes cron run JOB`.
 pub(super) async fn run_now(cron: &Cron<'_>, job: &str) -> Result<ExitCode> {
-    let (manager, files) = logged_manager(cron)?;
+    let (manager, files, traces) = logged_manager(cron)?;
     let book = run::book(&manager).map_err(anyhow::Error::msg)?;
-    let outcome = match run::run_job(&manager, &book, job).await {
+    let ran = run::run_job(&manager, &book, job).await;
+    crate::observe::flush(traces.as_ref()).await;
+    let outcome = match ran {
         Ok(outcome) => outcome,
         Err(e) => return fail(&format!("Failed to run job: {e}")),
     };
@@ -57,9 +63,10 @@ pub(super) async fn run_now(cron: &Cron<'_>, job: &str) -> Result<ExitCode> {
 
 /// `hermes cron tick`.
 pub(super) async fn tick(cron: &Cron<'_>) -> Result<ExitCode> {
-    let (manager, files) = logged_manager(cron)?;
+    let (manager, files, traces) = logged_manager(cron)?;
     let ticked = run::tick(&manager).await;
     run::release_scheduler(&manager);
+    crate::observe::flush(traces.as_ref()).await;
     let mut err = std::io::stderr();
     match ticked.map_err(anyhow::Error::msg)? {
         None => writeln!(err, "Another process is running the due jobs.")?,

@@ -26,6 +26,33 @@ pub async fn detailed(State(state): State<Arc<AppState>>) -> Json<Value> {
     }))
 }
 
+/// `GET /metrics`: the Prometheus (OpenMetrics) text of the process's
+/// counters, behind the API key like every route but `/health`.
+pub async fn metrics(State(state): State<Arc<AppState>>) -> axum::response::Response {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let Some(metrics) = state.observer.as_ref().and_then(|o| o.metrics()) else {
+        return super::ApiError::not_found(
+            "Metrics are off: set observability.metrics: true in config.yaml".to_owned(),
+        )
+        .into_response();
+    };
+    let runs = i64::try_from(state.inflight.count()).unwrap_or(i64::MAX);
+    metrics
+        .in_flight
+        .get_or_create(&vec![("part", "api_server".to_owned())])
+        .set(runs);
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        metrics.render(),
+    )
+        .into_response()
+}
+
 /// `GET /v1/models`: the one model Hermes answers as.
 pub async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
     let created = std::time::SystemTime::now()

@@ -72,6 +72,8 @@ pub struct AppState {
     pub runs: runs::Runs,
     /// Where each request's line goes (none: not logged).
     pub log: Option<crate::log::LogFn>,
+    /// What `/metrics` shows (none: metrics are off).
+    pub observer: Option<Arc<hermes_observe::Observer>>,
 }
 
 impl AppState {
@@ -94,6 +96,7 @@ impl AppState {
             responses,
             runs,
             log: None,
+            observer: None,
         }
     }
 }
@@ -102,6 +105,7 @@ impl AppState {
 pub fn router(state: Arc<AppState>) -> Router {
     let api = Router::new()
         .route("/health/detailed", get(health::detailed))
+        .route("/metrics", get(health::metrics))
         .route("/v1/models", get(health::models))
         .route("/v1/capabilities", get(health::capabilities))
         .route("/v1/chat/completions", post(chat::completions))
@@ -174,7 +178,10 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// Body limit, CORS and security headers for every response.
 /// Health checks poll often and say nothing worth a log line.
 fn is_health(path: &str) -> bool {
-    matches!(path, "/health" | "/v1/health" | "/health/detailed")
+    matches!(
+        path,
+        "/health" | "/v1/health" | "/health/detailed" | "/metrics"
+    )
 }
 
 async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
