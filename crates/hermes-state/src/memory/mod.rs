@@ -9,6 +9,7 @@
 //! and is what enters the system prompt; later writes only show up in the
 //! next session.
 
+pub mod facts;
 pub mod fence;
 mod file;
 
