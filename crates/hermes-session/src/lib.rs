@@ -24,6 +24,7 @@ pub mod hooks;
 pub mod images;
 mod manager;
 pub mod mcp;
+mod memory_providers;
 pub mod offer;
 pub mod personality;
 pub mod plugins;

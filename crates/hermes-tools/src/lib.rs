@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod checkpoints;
 pub mod hooks;
 pub mod injection;
+pub mod memory_provider;
 pub mod paths;
 pub mod processes;
 mod registry;

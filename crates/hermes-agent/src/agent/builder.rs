@@ -43,6 +43,7 @@ pub struct AgentBuilder {
     processes: Option<Arc<hermes_tools::processes::ProcessTable>>,
     checkpoints: Option<Arc<hermes_tools::checkpoints::Checkpoints>>,
     hooks: Arc<hermes_tools::hooks::Hooks>,
+    memory_provider: Option<Arc<dyn hermes_tools::memory_provider::MemoryProvider>>,
     platform: String,
     client_files: Option<Arc<dyn hermes_tools::ClientFiles>>,
 }
@@ -87,6 +88,7 @@ impl AgentBuilder {
             checkpoints: None,
             dynamic: None,
             hooks: Arc::default(),
+            memory_provider: None,
             platform: "cli".into(),
             client_files: None,
         }
@@ -219,6 +221,15 @@ impl AgentBuilder {
         self
     }
 
+    /// The external memory provider: recall before each turn, each finished turn kept.
+    pub fn memory_provider(
+        mut self,
+        provider: Option<Arc<dyn hermes_tools::memory_provider::MemoryProvider>>,
+    ) -> Self {
+        self.memory_provider = provider;
+        self
+    }
+
     /// An editor's files, which `read_file` and `write_file` go through.
     pub fn client_files(mut self, files: Option<Arc<dyn hermes_tools::ClientFiles>>) -> Self {
         self.client_files = files;
@@ -283,6 +294,7 @@ impl AgentBuilder {
             platform: self.platform,
             turn_context: None,
             client_files: self.client_files,
+            memory_provider: self.memory_provider,
         }
     }
 }

@@ -7,6 +7,7 @@ mod builder;
 mod compression;
 mod dynamic;
 mod hooks;
+mod recall;
 mod sampling;
 mod turn;
 
@@ -172,6 +173,8 @@ pub struct Agent {
     turn_context: Option<(String, String)>,
     /// The editor's files, for `read_file`/`write_file` (ACP).
     client_files: Option<Arc<dyn hermes_tools::ClientFiles>>,
+    /// The external memory provider (`memory.provider`), if any.
+    memory_provider: Option<Arc<dyn hermes_tools::memory_provider::MemoryProvider>>,
 }
 
 impl std::fmt::Debug for Agent {

@@ -72,7 +72,9 @@ impl Agent {
         self.push(Message::user_with_images(input, images), events);
         self.guardrails.reset();
         self.hooks_before_turn(input, first_turn, events).await;
+        self.recall_before_turn(input, events).await;
         let outcome = self.drive(None, events, cancel).await;
+        self.remember_turn(input, &outcome);
         let outcome = self.hooks_after_turn(input, outcome, events).await;
         self.finish_turn(outcome, events)
     }

@@ -16,6 +16,7 @@ use hermes_state::context_cache::ContextLengthCache;
 use hermes_state::memory::{MemorySettings, MemoryStore};
 use hermes_tools::approval::{ApprovalGate, Presence};
 use hermes_tools::builtin::memory::MemoryTool;
+use hermes_tools::memory_provider::MemoryProvider;
 use hermes_tools::{Clarifier, DynamicTools, Homes, Registry};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -54,7 +55,7 @@ pub(crate) async fn assemble(
     let preload = preload(services, spec, &mut notices)?;
     let place = crate::environment::prepare(services.setup(), &spec.cwd).await?;
     let route = endpoint_step(services, spec, &mut notices).await?;
-    let memory = memory_step(services, spec);
+    let memory = memory_step(services, spec, &mut notices);
     let tools = tools_step(services, spec, &route, &memory, &mut notices).await;
     let store = services.store();
     let prompt = |notices: &mut Vec<Notice>| {
@@ -95,6 +96,7 @@ pub(crate) async fn assemble(
             gate: &gate,
             place: &place,
             store: store.as_ref(),
+            memory_provider: memory.provider.clone(),
         },
         &mut notices,
     );
@@ -163,20 +165,31 @@ struct Memory {
     settings: MemorySettings,
     store: Option<MemoryStore>,
     tool: Option<MemoryTool>,
+    /// The external provider `memory.provider` names.
+    provider: Option<Arc<dyn MemoryProvider>>,
 }
 
 /// Step "memory": `--ignore-rules` skips memory entirely, as the reference's
 /// skip_memory does.
-fn memory_step(services: &Services, spec: &SessionSpec) -> Memory {
+fn memory_step(services: &Services, spec: &SessionSpec, notices: &mut Vec<Notice>) -> Memory {
     let setup = services.setup();
     let settings = MemorySettings::from_config(&setup.config);
     let store = (!spec.ignore_rules && settings.any_enabled())
         .then(|| MemoryStore::for_home(&setup.home, settings.limits));
-    let tool = store.clone().map(MemoryTool::new);
+    // Cron jobs and --ignore-rules runs leave the provider alone, as the
+    // reference's skip_memory and cron context do.
+    let provider = (!spec.ignore_rules && spec.source != "cron")
+        .then(|| crate::memory_providers::open(setup, notices))
+        .flatten();
+    let mut tool = store.clone().map(MemoryTool::new);
+    if let (Some(tool), Some(provider)) = (tool.as_mut(), &provider) {
+        tool.mirror_to(provider.clone());
+    }
     Memory {
         settings,
         store,
         tool,
+        provider,
     }
 }
 
@@ -219,6 +232,12 @@ async fn tools_step(
         spec.source != "cron",
         extra,
     );
+    let mut registry = registry;
+    if let Some(provider) = &memory.provider {
+        for tool in provider.clone().tools() {
+            registry.register(tool);
+        }
+    }
     if !unknown.is_empty() {
         // As the reference: named, and the session starts without them.
         notices.push(Notice::Warning(format!(
@@ -245,7 +264,7 @@ fn prompt_step(
     notices: &mut Vec<Notice>,
 ) -> String {
     let setup = services.setup();
-    let memory_block = memory.store.as_ref().and_then(|store| {
+    let builtin_block = memory.store.as_ref().and_then(|store| {
         let snapshot = hermes_tools::builtin::memory::session_snapshot(
             store,
             memory.settings.memory_enabled,
@@ -259,6 +278,15 @@ fn prompt_step(
             None
         })
     });
+    let provider_block = memory
+        .provider
+        .as_ref()
+        .map(|p| p.system_prompt_block())
+        .filter(|b| !b.trim().is_empty());
+    let memory_block = match (builtin_block, provider_block) {
+        (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
+        (a, b) => a.or(b),
+    };
     let (text, warnings) = crate::prompt::build_system_prompt(crate::prompt::PromptContext {
         home: &setup.home,
         env: &setup.env,
@@ -331,6 +359,7 @@ struct AgentParts<'a> {
     gate: &'a Gate,
     place: &'a Place,
     store: Option<&'a Arc<dyn SessionStore>>,
+    memory_provider: Option<Arc<dyn MemoryProvider>>,
 }
 
 /// Step "agent": the loop itself, configured from the parts.
@@ -350,6 +379,7 @@ fn agent_step(
         gate,
         place,
         store,
+        memory_provider,
     } = parts;
     let model = route.model();
     let limits = ContextLengthCache::new(home.context_length_cache());
@@ -399,6 +429,7 @@ fn agent_step(
             Arc::new(services.hooks().prepended(&spec.hooks.0))
         })
         .platform(spec.source.clone())
+        .memory_provider(memory_provider)
         .client_files(spec.client_files.clone())
         .strict_store(services.shared().is_some())
         .hidden_env(crate::secrets::credential_vars(setup))

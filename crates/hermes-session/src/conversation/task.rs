@@ -364,6 +364,7 @@ impl SessionTask {
         self.agent
             .session_boundary_hooks(HookEvent::OnSessionFinalize, reason)
             .await;
+        self.agent.end_memory().await;
         let session = self.agent.options().session_id.clone();
         let discarded = self
             .store

@@ -227,7 +227,12 @@ impl FactStore {
              ORDER BY facts_fts.rank LIMIT ?4",
         )?;
         let rows = stmt.query_map(
-            params![matcher, category, min_trust, i64::try_from(limit).unwrap_or(30)],
+            params![
+                matcher,
+                category,
+                min_trust,
+                i64::try_from(limit).unwrap_or(30)
+            ],
             |r| Ok((row_json(r)?, r.get::<_, f64>(9)?)),
         )?;
         rows.collect()
@@ -242,7 +247,8 @@ impl FactStore {
             .as_str()
             .or_else(|| row["created_at"].as_str())
             .unwrap_or("");
-        let Some(at) = hermes_protocol::iso_time::IsoTimestamp::parse(stamp).map(|t| t.unix_secs()) else {
+        let Some(at) = hermes_protocol::iso_time::IsoTimestamp::parse(stamp).map(|t| t.unix_secs())
+        else {
             return 1.0;
         };
         let now = std::time::SystemTime::now()
@@ -256,7 +262,12 @@ impl FactStore {
     }
 
     /// Facts at or above `min_trust`, most trusted first.
-    pub fn list(&self, category: Option<&str>, min_trust: f64, limit: usize) -> FactResult<Vec<Value>> {
+    pub fn list(
+        &self,
+        category: Option<&str>,
+        min_trust: f64,
+        limit: usize,
+    ) -> FactResult<Vec<Value>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -386,8 +397,7 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
 
 /// The query's meaningful words as an FTS5 OR of phrases (the raw query when none remain).
 fn fts_query(query: &str) -> String {
-    static STOP: LazyLock<HashSet<&'static str>> =
-        LazyLock::new(|| STOPWORDS.split(' ').collect());
+    static STOP: LazyLock<HashSet<&'static str>> = LazyLock::new(|| STOPWORDS.split(' ').collect());
     let words: Vec<String> = query
         .to_lowercase()
         .split_whitespace()

@@ -4,16 +4,26 @@ use super::*;
 
 fn store() -> (tempfile::TempDir, FactStore) {
     let dir = tempfile::tempdir().unwrap();
-    let store = FactStore::open(&dir.path().join("memory_store.db"), FactSettings::default()).unwrap();
+    let store =
+        FactStore::open(&dir.path().join("memory_store.db"), FactSettings::default()).unwrap();
     (dir, store)
 }
 
 #[test]
 fn facts_are_found_by_their_words_and_duplicates_keep_their_id() {
     let (_dir, store) = store();
-    let vim = store.add("User prefers vim over emacs", "user_pref", "editor").unwrap();
-    store.add("The project deploys with Ansible", "project", "").unwrap();
-    assert_eq!(store.add("  User prefers vim over emacs ", "general", "").unwrap(), vim);
+    let vim = store
+        .add("User prefers vim over emacs", "user_pref", "editor")
+        .unwrap();
+    store
+        .add("The project deploys with Ansible", "project", "")
+        .unwrap();
+    assert_eq!(
+        store
+            .add("  User prefers vim over emacs ", "general", "")
+            .unwrap(),
+        vim
+    );
     assert_eq!(store.count(), 2);
     let found = store.search("which editor does the user like? vim", None, 0.3, 5);
     assert_eq!(found[0]["fact_id"], vim, "{found:?}");
@@ -26,7 +36,9 @@ fn facts_are_found_by_their_words_and_duplicates_keep_their_id() {
 #[test]
 fn trust_moves_with_feedback_and_low_trust_facts_drop_out_of_search() {
     let (_dir, store) = store();
-    let id = store.add("Deploys happen on Fridays", "project", "").unwrap();
+    let id = store
+        .add("Deploys happen on Fridays", "project", "")
+        .unwrap();
     let up = store.feedback(id, true).unwrap();
     assert_eq!(up["helpful_count"], 1);
     assert!((up["new_trust"].as_f64().unwrap() - 0.55).abs() < 1e-9);
@@ -45,8 +57,20 @@ fn trust_moves_with_feedback_and_low_trust_facts_drop_out_of_search() {
 #[test]
 fn updates_and_removals_keep_the_index_in_step() {
     let (_dir, store) = store();
-    let id = store.add("Alice Smith owns the billing service", "project", "").unwrap();
-    assert!(store.update(id, Some("Bob Jones owns the billing service"), Some(0.2), None, None).unwrap());
+    let id = store
+        .add("Alice Smith owns the billing service", "project", "")
+        .unwrap();
+    assert!(
+        store
+            .update(
+                id,
+                Some("Bob Jones owns the billing service"),
+                Some(0.2),
+                None,
+                None
+            )
+            .unwrap()
+    );
     assert!(store.search("alice", None, 0.0, 5).is_empty());
     let found = store.search("bob billing", None, 0.0, 5);
     assert_eq!(found[0]["trust_score"], 0.7);

@@ -20,10 +20,21 @@ use crate::{Tool, ToolContext, ToolError, ToolResult};
 const MAX_CONSOLIDATION_FAILURES: usize = 3;
 
 /// The memory tool over one [`MemoryStore`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MemoryTool {
     store: MemoryStore,
     failures: Arc<AtomicUsize>,
+    /// The external memory provider told of every write.
+    mirror: Option<Arc<dyn crate::memory_provider::MemoryProvider>>,
+}
+
+impl std::fmt::Debug for MemoryTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryTool")
+            .field("store", &self.store)
+            .field("mirrored", &self.mirror.is_some())
+            .finish()
+    }
 }
 
 impl MemoryTool {
@@ -32,7 +43,39 @@ impl MemoryTool {
         Self {
             store,
             failures: Arc::new(AtomicUsize::new(0)),
+            mirror: None,
         }
+    }
+
+    /// Tells `provider` of each successful write (`on_memory_write`).
+    pub fn mirror_to(&mut self, provider: Arc<dyn crate::memory_provider::MemoryProvider>) {
+        self.mirror = Some(provider);
+    }
+
+    /// Runs one call, then tells the mirror what was written.
+    pub fn execute(&self, args: &Value) -> Result<Value, MemoryError> {
+        let result = self.execute_unmirrored(args)?;
+        if let Some(mirror) = &self.mirror
+            && result.get("success") == Some(&Value::Bool(true))
+        {
+            let target = args
+                .get("target")
+                .and_then(Value::as_str)
+                .unwrap_or("memory");
+            let single = std::slice::from_ref(args);
+            let ops = match args.get("operations") {
+                Some(Value::Array(ops)) if !ops.is_empty() => ops.as_slice(),
+                _ => single,
+            };
+            for op in ops {
+                let action = op.get("action").and_then(Value::as_str).unwrap_or("");
+                let content = non_empty(op, "content")
+                    .or_else(|| non_empty(op, "old_text"))
+                    .unwrap_or("");
+                mirror.on_memory_write(action, target, content);
+            }
+        }
+        Ok(result)
     }
 
     /// The store it writes to.
@@ -46,7 +89,7 @@ impl MemoryTool {
     }
 
     /// Runs one call synchronously (file locks may block).
-    pub fn execute(&self, args: &Value) -> Result<Value, MemoryError> {
+    fn execute_unmirrored(&self, args: &Value) -> Result<Value, MemoryError> {
         let target = match args.get("target") {
             None | Some(Value::Null) => "memory",
             Some(Value::String(s)) => s.as_str(),

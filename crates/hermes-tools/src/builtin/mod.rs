@@ -2,6 +2,7 @@
 
 pub mod clarify;
 pub(crate) mod file_io;
+pub mod holographic;
 pub mod memory;
 pub mod patch;
 pub mod process;

@@ -1,0 +1,145 @@
+//! `memory.provider: holographic` as a user runs it: the model stores a fact
+//! with `fact_store` in one session, and the next session's request carries
+//! it in the `<memory-context>` block on the user's message; a store that
+//! cannot open leaves the session running on the built-in memory.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use hermes_mock::Reply;
+use serde_json::{Value, json};
+use support::*;
+
+fn last_user_text(body: &Value) -> String {
+    messages_with_role(body, "user")
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn system_text(body: &Value) -> String {
+    messages_with_role(body, "system")
+        .first()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn a_fact_stored_in_one_session_is_recalled_in_the_next() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    sb.add_config("memory:\n  provider: holographic\n");
+    sb.mock.push_all(vec![
+        Reply::tool_call(
+            "c1",
+            "fact_store",
+            &json!({"action": "add", "content": "The user's dog is named Pixel", "category": "user_pref"})
+                .to_string(),
+        ),
+        Reply::text("Noted."),
+    ]);
+    let out = sb.chat("my dog is called Pixel, remember that", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = sb.requests();
+    let tools = tool_names(&first[0]);
+    assert!(
+        tools.contains(&"fact_store".to_owned()) && tools.contains(&"fact_feedback".to_owned()),
+        "{tools:?}"
+    );
+    assert!(system_text(&first[0]).contains("# Holographic Memory\nActive. Empty fact store"));
+    let result = tool_content(messages_with_role(&first[1], "tool")[0]);
+    assert_eq!(result["status"], "added", "{result}");
+    assert!(sb.home.path().join("memory_store.db").exists());
+
+    sb.mock.push(Reply::text("Pixel."));
+    let out = sb.chat("what was the name of my dog?", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let second = sb.requests().pop().unwrap();
+    let user = last_user_text(&second);
+    assert!(
+        user.starts_with("what was the name of my dog?\n\n<memory-context>"),
+        "{user}"
+    );
+    assert!(
+        user.contains(
+            "## Holographic Memory\n- [0.5] The user's dog is named Pixel\n</memory-context>"
+        ),
+        "{user}"
+    );
+    assert!(system_text(&second).contains("1 facts stored"));
+    // What the session keeps is the user's own words.
+    let id = session_id_of(&out);
+    let export = sb.run(&["sessions", "export", "--session-id", &id, "-"]);
+    let exported = stdout(&export);
+    assert!(
+        exported.contains("what was the name of my dog?"),
+        "{exported}{}",
+        stderr(&export)
+    );
+    assert!(!exported.contains("memory-context"), "{exported}");
+}
+
+#[test]
+fn built_in_memory_writes_reach_the_fact_store() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    sb.add_config("memory:\n  provider: holographic\n");
+    sb.mock.push_all(vec![
+        Reply::tool_call(
+            "c1",
+            "memory",
+            r#"{"action": "add", "target": "user", "content": "Prefers answers in French"}"#,
+        ),
+        Reply::text("ok"),
+        Reply::text("d'accord"),
+    ]);
+    assert!(
+        sb.chat("answer in French from now on", &[])
+            .status
+            .success()
+    );
+    let out = sb.chat("which language should answers be in? French?", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let user = last_user_text(&sb.requests().pop().unwrap());
+    assert!(user.contains("- [0.5] Prefers answers in French"), "{user}");
+}
+
+#[test]
+fn a_store_that_cannot_open_leaves_the_session_on_built_in_memory() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    // The database path is a directory: the provider cannot open it.
+    let blocked = sb.home.path().join("blocked.db");
+    std::fs::create_dir_all(&blocked).unwrap();
+    sb.add_config(&format!(
+        "memory:\n  provider: holographic\nplugins:\n  hermes-memory-store:\n    db_path: {}\n",
+        blocked.display()
+    ));
+    sb.mock.push(Reply::text("still here"));
+    let out = sb.chat("hello", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "still here");
+    assert!(
+        stderr(&out).contains("memory provider 'holographic' is off for this session"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tool_names(&sb.requests()[0]).contains(&"fact_store".to_owned()));
+}
+
+#[test]
+fn an_unknown_provider_is_named_and_the_session_goes_on() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    sb.add_config("memory:\n  provider: mem0\n");
+    sb.mock.push(Reply::text("fine"));
+    let out = sb.chat("hello", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("memory provider 'mem0' is not available"),
+        "{}",
+        stderr(&out)
+    );
+}
