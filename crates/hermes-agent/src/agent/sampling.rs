@@ -45,30 +45,14 @@ impl Agent {
         loop {
             let started = std::time::Instant::now();
             let err = match self.call_model(offer_tools, events, cancel).await {
-                Ok(done) => {
-                    let usage = done.usage.unwrap_or_default();
-                    self.report_call("ok", started, usage, events);
-                    self.output_cap = None;
-                    self.remember_confirmed_limit(events);
-                    return Ok(done);
-                }
+                Ok(done) => return Ok(self.accept(done, started, events)),
                 Err(LlmError::Cancelled) => {
                     self.report_call("cancelled", started, Default::default(), events);
                     return Err(LlmError::Cancelled.into());
                 }
                 Err(e) => e,
             };
-            let route = &self.routes[self.active];
-            let verdict = classify_error(
-                &err,
-                &ErrorContext {
-                    provider: route.provider.name(),
-                    model: &route.model,
-                    approx_tokens: approx_tokens(&self.messages),
-                    context_length: usize::try_from(self.compressor.context_length()).ok(),
-                    num_messages: self.messages.len(),
-                },
-            );
+            let verdict = self.classify(&err);
             self.report_call(verdict.reason.as_str(), started, Default::default(), events);
             let reason = err.kind_phrase().unwrap_or(verdict.reason.phrase());
             // "cannot connect: Connection refused", "rate limited: slow down".
@@ -141,23 +125,64 @@ impl Agent {
                         });
                     }
                     Recovery::Fail => {
-                        if let Some(asked) = verdict.retry_after.filter(|asked| {
-                            verdict.retryable && state.waited + *asked > self.retry.max_total_wait
-                        }) {
-                            let _ = events.send(Event::Status {
-                                message: format!(
-                                    "{reason}: the provider asked to wait {}s, past the retry \
-                                     budget of {}s (agent.api_retry_max_wait_seconds)",
-                                    asked.as_secs(),
-                                    self.retry.max_total_wait.as_secs()
-                                ),
-                            });
-                        }
+                        self.explain_refused_wait(&verdict, &state, reason, events);
                         return Err(err.into());
                     }
                 }
                 break;
             }
+        }
+    }
+
+    /// A call that answered: reported, and the output cap and confirmed
+    /// context window settled.
+    fn accept(
+        &mut self,
+        done: Completion,
+        started: std::time::Instant,
+        events: &EventSink,
+    ) -> Completion {
+        self.report_call("ok", started, done.usage.unwrap_or_default(), events);
+        self.output_cap = None;
+        self.remember_confirmed_limit(events);
+        done
+    }
+
+    /// What the classifier makes of a failed call on the active route.
+    fn classify(&self, err: &LlmError) -> hermes_llm::classify::ClassifiedError {
+        let route = &self.routes[self.active];
+        classify_error(
+            err,
+            &ErrorContext {
+                provider: route.provider.name(),
+                model: &route.model,
+                approx_tokens: approx_tokens(&self.messages),
+                context_length: usize::try_from(self.compressor.context_length()).ok(),
+                num_messages: self.messages.len(),
+            },
+        )
+    }
+
+    /// When the provider asked for a wait past the retry budget, says so.
+    fn explain_refused_wait(
+        &self,
+        verdict: &hermes_llm::classify::ClassifiedError,
+        state: &RetryState,
+        reason: &str,
+        events: &EventSink,
+    ) {
+        if let Some(asked) = verdict
+            .retry_after
+            .filter(|asked| verdict.retryable && state.waited + *asked > self.retry.max_total_wait)
+        {
+            let _ = events.send(Event::Status {
+                message: format!(
+                    "{reason}: the provider asked to wait {}s, past the retry \
+                     budget of {}s (agent.api_retry_max_wait_seconds)",
+                    asked.as_secs(),
+                    self.retry.max_total_wait.as_secs()
+                ),
+            });
         }
     }
 
