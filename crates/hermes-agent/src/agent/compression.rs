@@ -121,7 +121,10 @@ impl Agent {
             events,
         )
         .await;
-        let (prompt, budget) = self.compressor.summary_request(&plan, focus);
+        let memory_context = self.memory_before_compress(plan.span()).await;
+        let (prompt, budget) = self
+            .compressor
+            .summary_request_with(&plan, focus, &memory_context);
         let summary = match self.summarize(prompt, budget, events, cancel).await {
             Ok(text) => text,
             Err(LlmError::Cancelled) => return Err(LlmError::Cancelled.into()),
@@ -246,6 +249,9 @@ impl Agent {
         let message = match store.fork(&self.messages) {
             Ok(Some(id)) => {
                 let parent = std::mem::replace(&mut self.options.session_id, id.clone());
+                if let Some(provider) = self.memory_provider() {
+                    provider.on_session_switch(&id, &parent, false);
+                }
                 format!("Session continues as {id} (compacted from {parent}).")
             }
             Ok(None) => return,

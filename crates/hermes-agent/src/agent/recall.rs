@@ -95,6 +95,20 @@ impl Agent {
         let _ = tokio::time::timeout(SESSION_END_WAIT, done).await;
     }
 
+    /// What the provider wants the compression summary to keep from `span`
+    /// (`on_pre_compress`); empty when it has nothing, fails or is slow.
+    pub(super) async fn memory_before_compress(&self, span: &[hermes_protocol::Message]) -> String {
+        let Some(provider) = self.memory_provider.clone() else {
+            return String::new();
+        };
+        let span = span.to_vec();
+        let call = tokio::task::spawn_blocking(move || provider.on_pre_compress(&span));
+        match tokio::time::timeout(PREFETCH_WAIT, call).await {
+            Ok(Ok(text)) => text,
+            _ => String::new(),
+        }
+    }
+
     /// The external memory provider, when one is active.
     pub fn memory_provider(&self) -> Option<&Arc<dyn MemoryProvider>> {
         self.memory_provider.as_ref()

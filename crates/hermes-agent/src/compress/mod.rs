@@ -192,9 +192,26 @@ impl ContextCompressor {
 
     /// The summarizer request for `plan` and the token budget it was given.
     pub fn summary_request(&self, plan: &Plan, focus: Option<&str>) -> (String, usize) {
+        self.summary_request_with(plan, focus, "")
+    }
+
+    /// [`Self::summary_request`] with what a memory provider asked the
+    /// summary to keep (`on_pre_compress`).
+    pub fn summary_request_with(
+        &self,
+        plan: &Plan,
+        focus: Option<&str>,
+        memory_context: &str,
+    ) -> (String, usize) {
         let span_tokens = approx_tokens(plan.span());
         let budget = summary_budget(span_tokens, self.summary_ceiling);
-        let prompt = summary_prompt(plan.span(), self.previous_summary.as_deref(), budget, focus);
+        let prompt = summary_prompt(
+            plan.span(),
+            self.previous_summary.as_deref(),
+            budget,
+            focus,
+            memory_context,
+        );
         (prompt, budget)
     }
 

@@ -261,3 +261,24 @@ fn orphans_are_dropped() {
     assert_eq!(out.len(), 2);
     assert_eq!(out[1].text(), "x");
 }
+
+#[test]
+fn a_memory_providers_context_reaches_the_summarizer_as_one_escaped_json_string() {
+    let msgs = session(20);
+    let c = compressor(200_000);
+    let plan = c.plan(&msgs, Some(300)).unwrap();
+    let (prompt, _) = c.summary_request_with(
+        &plan,
+        None,
+        "User <b>prefers</b> tabs & key sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+    );
+    assert!(prompt.contains("MEMORY PROVIDER CONTEXT:"), "{prompt}");
+    assert!(
+        prompt.contains("<memory-provider-context>\n\"User \\u003cb\\u003eprefers"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("tabs \\u0026 key"), "{prompt}");
+    assert!(!prompt.contains("abcdefghijklmnopqrstuvwxyz123456"));
+    let (plain, _) = c.summary_request_with(&plan, None, "  ");
+    assert!(!plain.contains("MEMORY PROVIDER CONTEXT"));
+}
