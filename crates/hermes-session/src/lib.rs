@@ -14,6 +14,7 @@ pub mod auxiliary;
 mod checkpoints;
 pub use checkpoints::{checkpoint_upkeep, checkpoints, checkpoints_in};
 pub mod bundled_skills;
+mod context_engines;
 mod conversation;
 pub mod cron;
 mod delegation;

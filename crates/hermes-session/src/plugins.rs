@@ -69,6 +69,8 @@ pub struct PluginInfo {
     pub tools: Vec<String>,
     /// The messaging platforms it adds to the gateway (`provides_platforms`).
     pub platforms: Vec<String>,
+    /// The context engine it provides (`provides_context_engine`).
+    pub context_engine: Option<String>,
     /// Seconds one hook call may take.
     pub timeout_secs: u64,
     /// Whether it loads.
@@ -139,6 +141,7 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
         hooks: Vec::new(),
         tools: Vec::new(),
         platforms: Vec::new(),
+        context_engine: None,
         timeout_secs: DEFAULT_PLUGIN_TIMEOUT_SECS,
         status: PluginStatus::NotEnabled,
         error: None,
@@ -189,6 +192,7 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
             .filter(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
             .collect();
     }
+    info.context_engine = text_of("provides_context_engine").filter(|n| !n.is_empty());
     if let Some(t) = value.get("timeout").and_then(Value::as_u64) {
         info.timeout_secs = t.clamp(1, 300);
     }
@@ -248,6 +252,25 @@ pub fn enabled_plugins(setup: &Setup) -> (Vec<Arc<PluginHook>>, Vec<String>) {
         }
     }
     (handlers, warnings)
+}
+
+/// The enabled executable plugin providing context engine `name`, ready to start.
+pub fn context_engine_plugin(setup: &Setup, name: &str) -> Option<Arc<PluginHook>> {
+    discover(setup)
+        .into_iter()
+        .filter(|p| p.status == PluginStatus::Enabled && p.error.is_none())
+        .find(|p| p.context_engine.as_deref() == Some(name))
+        .and_then(|p| match p.runtime {
+            PluginRuntime::Executable(argv) => Some(Arc::new(PluginHook::new(PluginCommand {
+                name: p.key,
+                argv,
+                dir: p.dir,
+                events: Vec::new(),
+                tools: Vec::new(),
+                timeout_secs: p.timeout_secs,
+            }))),
+            _ => None,
+        })
 }
 
 /// A messaging platform an enabled plugin adds to the gateway.

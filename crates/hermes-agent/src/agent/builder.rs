@@ -44,6 +44,7 @@ pub struct AgentBuilder {
     checkpoints: Option<Arc<hermes_tools::checkpoints::Checkpoints>>,
     hooks: Arc<hermes_tools::hooks::Hooks>,
     memory_provider: Option<Arc<dyn hermes_tools::memory_provider::MemoryProvider>>,
+    context_engine: Option<Arc<dyn crate::compress::engine::ContextEngine>>,
     platform: String,
     client_files: Option<Arc<dyn hermes_tools::ClientFiles>>,
 }
@@ -89,6 +90,7 @@ impl AgentBuilder {
             dynamic: None,
             hooks: Arc::default(),
             memory_provider: None,
+            context_engine: None,
             platform: "cli".into(),
             client_files: None,
         }
@@ -230,6 +232,15 @@ impl AgentBuilder {
         self
     }
 
+    /// An engine that compresses instead of the built-in compressor.
+    pub fn context_engine(
+        mut self,
+        engine: Option<Arc<dyn crate::compress::engine::ContextEngine>>,
+    ) -> Self {
+        self.context_engine = engine;
+        self
+    }
+
     /// An editor's files, which `read_file` and `write_file` go through.
     pub fn client_files(mut self, files: Option<Arc<dyn hermes_tools::ClientFiles>>) -> Self {
         self.client_files = files;
@@ -295,6 +306,7 @@ impl AgentBuilder {
             turn_context: None,
             client_files: self.client_files,
             memory_provider: self.memory_provider,
+            context_engine: self.context_engine,
         }
     }
 }

@@ -122,22 +122,16 @@ impl Agent {
         )
         .await;
         let memory_context = self.memory_before_compress(plan.span()).await;
-        let (prompt, budget) = self
-            .compressor
-            .summary_request_with(&plan, focus, &memory_context);
-        let summary = match self.summarize(prompt, budget, events, cancel).await {
-            Ok(text) => text,
-            Err(LlmError::Cancelled) => return Err(LlmError::Cancelled.into()),
-            Err(e) => {
-                let _ = events.send(Event::Status {
-                    message: format!(
-                        "Compression summary failed ({e}); inserted a locally built summary instead."
-                    ),
-                });
-                fallback_summary(plan.span(), Some(&e.to_string()))
+        let by_engine = self
+            .compress_by_engine(trigger_name, focus, &memory_context, before_tokens, events)
+            .await;
+        let mut compressed = match by_engine {
+            Some(messages) => messages,
+            None => {
+                self.built_in_compression(plan, focus, &memory_context, events, cancel)
+                    .await?
             }
         };
-        let mut compressed = self.compressor.assemble(plan, &summary);
         self.reinject_tool_state(&mut compressed);
         let after_tokens = approx_tokens(&compressed);
         let effective = self.compressor.record_savings(before_tokens, after_tokens);
@@ -200,6 +194,72 @@ impl Agent {
         )
         .await;
         Ok(true)
+    }
+
+    /// The built-in compressor's result: the summary of the plan's span
+    /// between its head and tail.
+    async fn built_in_compression(
+        &mut self,
+        plan: crate::compress::Plan,
+        focus: Option<&str>,
+        memory_context: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Message>, AgentError> {
+        let (prompt, budget) = self
+            .compressor
+            .summary_request_with(&plan, focus, memory_context);
+        let summary = match self.summarize(prompt, budget, events, cancel).await {
+            Ok(text) => text,
+            Err(LlmError::Cancelled) => return Err(LlmError::Cancelled.into()),
+            Err(e) => {
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "Compression summary failed ({e}); inserted a locally built summary instead."
+                    ),
+                });
+                fallback_summary(plan.span(), Some(&e.to_string()))
+            }
+        };
+        Ok(self.compressor.assemble(plan, &summary))
+    }
+
+    /// The configured context engine's replacement, when there is an engine
+    /// and its answer keeps the invariants; otherwise `None` (and a status
+    /// line saying why the built-in compressor runs instead).
+    async fn compress_by_engine(
+        &self,
+        trigger: &str,
+        focus: Option<&str>,
+        memory_context: &str,
+        current_tokens: usize,
+        events: &EventSink,
+    ) -> Option<Vec<Message>> {
+        let engine = self.context_engine.clone()?;
+        let request = crate::compress::engine::EngineRequest {
+            messages: &self.messages,
+            trigger,
+            focus,
+            memory_context,
+            session_id: &self.options.session_id,
+            current_tokens: u64::try_from(current_tokens).unwrap_or(u64::MAX),
+            context_length: self.compressor.context_length(),
+        };
+        let outcome = engine.compress(request).await.and_then(|after| {
+            crate::compress::engine::check_replacement(&self.messages, &after).map(|()| after)
+        });
+        match outcome {
+            Ok(after) => Some(after),
+            Err(why) => {
+                let _ = events.send(Event::Status {
+                    message: format!(
+                        "Context engine '{}' could not compress ({why}); the built-in compressor did.",
+                        engine.name()
+                    ),
+                });
+                None
+            }
+        }
     }
 
     /// `pre_compress` / `post_compress` observers.

@@ -8,6 +8,7 @@
 //! call in between [`ContextCompressor::plan`] and [`ContextCompressor::assemble`].
 
 mod boundaries;
+pub mod engine;
 mod prune;
 mod summary;
 

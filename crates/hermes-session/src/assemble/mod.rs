@@ -430,6 +430,7 @@ fn agent_step(
         })
         .platform(spec.source.clone())
         .memory_provider(memory_provider)
+        .context_engine(crate::context_engines::open(setup, notices))
         .client_files(spec.client_files.clone())
         .strict_store(services.shared().is_some())
         .hidden_env(crate::secrets::credential_vars(setup))

@@ -183,7 +183,9 @@ impl PluginHook {
         Ok(running)
     }
 
-    async fn ask(&self, method: &str, params: Value) -> Result<Value, String> {
+    /// One JSON-RPC call of `method` (starting or restarting the process as
+    /// needed); the reply's result, or why there is none.
+    pub async fn ask(&self, method: &str, params: Value) -> Result<Value, String> {
         let mut slot = self.process.lock().await;
         // A plugin that exited since its last answer is started afresh.
         if slot
