@@ -27,6 +27,7 @@ struct Scripted {
     behaviour: Behaviour,
     synced: Mutex<Vec<(String, String)>>,
     ended: Mutex<usize>,
+    switched: Mutex<Vec<(String, String, bool)>>,
 }
 
 impl MemoryProvider for Scripted {
@@ -50,6 +51,12 @@ impl MemoryProvider for Scripted {
         } else {
             Err("write failed".into())
         }
+    }
+    fn on_session_switch(&self, new: &str, parent: &str, reset: bool) {
+        self.switched
+            .lock()
+            .unwrap()
+            .push((new.into(), parent.into(), reset));
     }
     fn on_session_end(&self, messages: &[hermes_protocol::Message]) {
         *self.ended.lock().unwrap() = messages.len();
@@ -79,6 +86,7 @@ fn scripted(behaviour: Behaviour) -> Arc<Scripted> {
         behaviour,
         synced: Mutex::default(),
         ended: Mutex::default(),
+        switched: Mutex::default(),
     })
 }
 
@@ -132,6 +140,17 @@ async fn recall_is_fenced_on_the_sent_message_and_the_exchange_is_kept() {
     assert_eq!(
         synced_soon(&provider).await,
         vec![("what do you know?".to_owned(), "sure".to_owned())]
+    );
+    agent.memory_session_switched("s2", "s1", true);
+    for _ in 0..100 {
+        if !provider.switched.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        *provider.switched.lock().unwrap(),
+        vec![("s2".to_owned(), "s1".to_owned(), true)]
     );
     agent.end_memory().await;
     assert_eq!(*provider.ended.lock().unwrap(), 3);

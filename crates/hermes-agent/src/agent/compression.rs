@@ -309,9 +309,7 @@ impl Agent {
         let message = match store.fork(&self.messages) {
             Ok(Some(id)) => {
                 let parent = std::mem::replace(&mut self.options.session_id, id.clone());
-                if let Some(provider) = self.memory_provider() {
-                    provider.on_session_switch(&id, &parent, false);
-                }
+                self.memory_session_switched(&id, &parent, false);
                 format!("Session continues as {id} (compacted from {parent}).")
             }
             Ok(None) => return,

@@ -109,6 +109,18 @@ impl Agent {
         }
     }
 
+    /// Tells the provider the conversation now runs under `new_session`
+    /// (`reset`: a new conversation, not a resumed one), in the background.
+    pub fn memory_session_switched(&self, new_session: &str, previous: &str, reset: bool) {
+        let Some(provider) = self.memory_provider.clone() else {
+            return;
+        };
+        let (new_session, previous) = (new_session.to_owned(), previous.to_owned());
+        tokio::task::spawn_blocking(move || {
+            provider.on_session_switch(&new_session, &previous, reset);
+        });
+    }
+
     /// The external memory provider, when one is active.
     pub fn memory_provider(&self) -> Option<&Arc<dyn MemoryProvider>> {
         self.memory_provider.as_ref()

@@ -330,7 +330,12 @@ impl SessionTask {
                         .session_boundary_hooks(HookEvent::OnSessionFinalize, "new_session")
                         .await;
                 }
+                let previous = self.agent.options().session_id.clone();
                 let event = self.command(other);
+                if let Event::SessionChanged { session_id, .. } = &event {
+                    self.agent
+                        .memory_session_switched(session_id, &previous, new_session);
+                }
                 if new_session && matches!(event, Event::SessionChanged { .. }) {
                     self.agent
                         .session_boundary_hooks(HookEvent::OnSessionReset, "new_session")
