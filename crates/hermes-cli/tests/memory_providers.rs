@@ -143,3 +143,71 @@ fn an_unknown_provider_is_named_and_the_session_goes_on() {
         stderr(&out)
     );
 }
+
+/// A memory provider plugin: keeps each exchange in `notes.jsonl` and
+/// recalls every stored user line on prefetch; logs every method it gets.
+const NOTES_PLUGIN: &str = r###"#!/usr/bin/env python3
+import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+notes = os.path.join(here, "notes.jsonl")
+for line in sys.stdin:
+    req = json.loads(line)
+    method, params = req.get("method"), req.get("params") or {}
+    with open(os.path.join(here, "methods.log"), "a") as f:
+        f.write(method + "\n")
+    result = None
+    if method == "initialize":
+        result = {"tools": []}
+    elif method == "memory/initialize":
+        result = {"system_prompt": "# Notes memory\nActive."}
+    elif method == "memory/sync_turn":
+        with open(notes, "a") as f:
+            f.write(json.dumps(params["user_content"]) + "\n")
+    elif method == "memory/prefetch":
+        kept = [json.loads(l) for l in open(notes)] if os.path.exists(notes) else []
+        result = {"context": "## Notes\n" + "\n".join("- " + k for k in kept)} if kept else ""
+    print(json.dumps({"jsonrpc": "2.0", "id": req.get("id"), "result": result}), flush=True)
+"###;
+
+#[test]
+fn a_plugin_memory_provider_keeps_turns_and_recalls_them_in_the_next_session() {
+    let sb = Sandbox::start();
+    sb.no_retries();
+    let dir = sb.home.path().join("plugins").join("notes");
+    std::fs::create_dir_all(&dir).unwrap();
+    write(&dir, "notes.py", NOTES_PLUGIN);
+    write(
+        &dir,
+        "plugin.yaml",
+        "name: notes\nexecutable: python3 notes.py\nprovides_memory_provider: notes\n",
+    );
+    sb.add_config("memory:\n  provider: notes\nplugins:\n  enabled: [notes]\n");
+    sb.mock.push(Reply::text("Teal it is."));
+    let out = sb.chat("my favourite colour is teal", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(system_text(&sb.requests()[0]).contains("# Notes memory\nActive."));
+
+    sb.mock.push(Reply::text("Teal."));
+    let out = sb.chat("what colour do I like?", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let user = last_user_text(&sb.requests().pop().unwrap());
+    assert!(
+        user.contains("<memory-context>")
+            && user.contains("## Notes\n- my favourite colour is teal"),
+        "{user}"
+    );
+    let methods = std::fs::read_to_string(dir.join("methods.log")).unwrap();
+    for method in [
+        "memory/initialize",
+        "memory/on_turn_start",
+        "memory/prefetch",
+        "memory/sync_turn",
+        "memory/on_session_end",
+        "memory/shutdown",
+    ] {
+        assert!(
+            methods.contains(method),
+            "{method} never called:\n{methods}"
+        );
+    }
+}

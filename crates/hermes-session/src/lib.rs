@@ -25,6 +25,7 @@ pub mod hooks;
 pub mod images;
 mod manager;
 pub mod mcp;
+mod memory_plugin;
 mod memory_providers;
 pub mod offer;
 pub mod personality;

@@ -1,7 +1,7 @@
 //! `memory.provider`: which external memory provider a session gets (at
-//! most one), opened from its settings. `holographic` is built in; a name
-//! this build does not have is a warning and the session goes on with the
-//! built-in memory alone.
+//! most one), opened from its settings. `holographic` is built in; another
+//! name is an enabled plugin's (`provides_memory_provider`); a name nothing
+//! provides is a warning and the session goes on with the built-in memory.
 
 use std::sync::Arc;
 
@@ -11,9 +11,13 @@ use hermes_tools::memory_provider::MemoryProvider;
 use crate::setup::Setup;
 use crate::spec::Notice;
 
-/// The provider `memory.provider` names, opened; `None` when none is set
-/// or it cannot open (said in `notices`).
-pub(crate) fn open(setup: &Setup, notices: &mut Vec<Notice>) -> Option<Arc<dyn MemoryProvider>> {
+/// The provider `memory.provider` names, opened for a session on
+/// `platform`; `None` when none is set or it cannot open (said in `notices`).
+pub(crate) async fn open(
+    setup: &Setup,
+    platform: &str,
+    notices: &mut Vec<Notice>,
+) -> Option<Arc<dyn MemoryProvider>> {
     let name = setup
         .config
         .raw
@@ -43,11 +47,22 @@ pub(crate) fn open(setup: &Setup, notices: &mut Vec<Notice>) -> Option<Arc<dyn M
             }
         }
         other => {
-            notices.push(Notice::Warning(format!(
-                "memory provider '{other}' is not available in this build (built in: holographic); \
-                 the session uses the built-in memory only"
-            )));
-            None
+            let Some(plugin) = crate::plugins::memory_provider_plugin(setup, other) else {
+                notices.push(Notice::Warning(format!(
+                    "memory provider '{other}' is not available: not built in (holographic is) \
+                     and no enabled plugin provides it; the session uses the built-in memory only"
+                )));
+                return None;
+            };
+            match crate::memory_plugin::PluginMemory::start(other, plugin, platform).await {
+                Ok(provider) => Some(Arc::new(provider)),
+                Err(e) => {
+                    notices.push(Notice::Warning(format!(
+                        "memory provider '{other}' (plugin) is off for this session: {e}"
+                    )));
+                    None
+                }
+            }
         }
     }
 }

@@ -71,6 +71,8 @@ pub struct PluginInfo {
     pub platforms: Vec<String>,
     /// The context engine it provides (`provides_context_engine`).
     pub context_engine: Option<String>,
+    /// The memory provider it provides (`provides_memory_provider`).
+    pub memory_provider: Option<String>,
     /// Seconds one hook call may take.
     pub timeout_secs: u64,
     /// Whether it loads.
@@ -142,6 +144,7 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
         tools: Vec::new(),
         platforms: Vec::new(),
         context_engine: None,
+        memory_provider: None,
         timeout_secs: DEFAULT_PLUGIN_TIMEOUT_SECS,
         status: PluginStatus::NotEnabled,
         error: None,
@@ -193,6 +196,7 @@ fn read_plugin(dir: &Path) -> Option<PluginInfo> {
             .collect();
     }
     info.context_engine = text_of("provides_context_engine").filter(|n| !n.is_empty());
+    info.memory_provider = text_of("provides_memory_provider").filter(|n| !n.is_empty());
     if let Some(t) = value.get("timeout").and_then(Value::as_u64) {
         info.timeout_secs = t.clamp(1, 300);
     }
@@ -256,10 +260,20 @@ pub fn enabled_plugins(setup: &Setup) -> (Vec<Arc<PluginHook>>, Vec<String>) {
 
 /// The enabled executable plugin providing context engine `name`, ready to start.
 pub fn context_engine_plugin(setup: &Setup, name: &str) -> Option<Arc<PluginHook>> {
+    provider_plugin(setup, |p| p.context_engine.as_deref() == Some(name))
+}
+
+/// The enabled executable plugin providing memory provider `name`, ready to start.
+pub fn memory_provider_plugin(setup: &Setup, name: &str) -> Option<Arc<PluginHook>> {
+    provider_plugin(setup, |p| p.memory_provider.as_deref() == Some(name))
+}
+
+/// The first enabled executable plugin `wanted` picks, as a process of its own.
+fn provider_plugin(setup: &Setup, wanted: impl Fn(&PluginInfo) -> bool) -> Option<Arc<PluginHook>> {
     discover(setup)
         .into_iter()
         .filter(|p| p.status == PluginStatus::Enabled && p.error.is_none())
-        .find(|p| p.context_engine.as_deref() == Some(name))
+        .find(|p| wanted(p))
         .and_then(|p| match p.runtime {
             PluginRuntime::Executable(argv) => Some(Arc::new(PluginHook::new(PluginCommand {
                 name: p.key,

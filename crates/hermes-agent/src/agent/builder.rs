@@ -306,6 +306,7 @@ impl AgentBuilder {
             turn_context: None,
             client_files: self.client_files,
             memory_provider: self.memory_provider,
+            memory_sync: None,
             context_engine: self.context_engine,
         }
     }

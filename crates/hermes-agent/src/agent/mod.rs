@@ -175,6 +175,8 @@ pub struct Agent {
     client_files: Option<Arc<dyn hermes_tools::ClientFiles>>,
     /// The external memory provider (`memory.provider`), if any.
     memory_provider: Option<Arc<dyn hermes_tools::memory_provider::MemoryProvider>>,
+    /// The memory provider's hand-over of the last exchange, still running.
+    memory_sync: Option<tokio::task::JoinHandle<()>>,
     /// The engine that replaces the built-in compressor (`context.engine`), if any.
     context_engine: Option<Arc<dyn crate::compress::engine::ContextEngine>>,
 }

@@ -63,8 +63,9 @@ impl Agent {
         self.turn_context = Some((input.to_owned(), context));
     }
 
-    /// Hands a completed exchange to the provider (in the background).
-    pub(super) fn remember_turn(&self, input: &str, outcome: &Result<TurnResult, AgentError>) {
+    /// Hands a completed exchange to the provider (in the background; the
+    /// session's end waits for it).
+    pub(super) fn remember_turn(&mut self, input: &str, outcome: &Result<TurnResult, AgentError>) {
         let Some(provider) = self.memory_provider.clone() else {
             return;
         };
@@ -76,17 +77,29 @@ impl Agent {
         }
         let (user, answer) = (input.to_owned(), result.final_text.clone());
         let session = self.options.session_id.clone();
-        tokio::task::spawn_blocking(move || {
-            let _ = provider.sync_turn(&user, &answer, &session);
-            provider.queue_prefetch(&user, &session);
-        });
+        let previous = self.memory_sync.take();
+        self.memory_sync = Some(tokio::spawn(async move {
+            // Exchanges reach the provider in the order they happened.
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
+            let _ = tokio::task::spawn_blocking(move || {
+                let _ = provider.sync_turn(&user, &answer, &session);
+                provider.queue_prefetch(&user, &session);
+            })
+            .await;
+        }));
     }
 
-    /// The session is over: the provider gets the transcript, then shuts down.
-    pub async fn end_memory(&self) {
+    /// The session is over: the last exchange's hand-over finishes, the
+    /// provider gets the transcript, then shuts down.
+    pub async fn end_memory(&mut self) {
         let Some(provider) = self.memory_provider.clone() else {
             return;
         };
+        if let Some(sync) = self.memory_sync.take() {
+            let _ = tokio::time::timeout(SESSION_END_WAIT, sync).await;
+        }
         let messages = self.messages.clone();
         let done = tokio::task::spawn_blocking(move || {
             provider.on_session_end(&messages);

@@ -55,7 +55,7 @@ pub(crate) async fn assemble(
     let preload = preload(services, spec, &mut notices)?;
     let place = crate::environment::prepare(services.setup(), &spec.cwd).await?;
     let route = endpoint_step(services, spec, &mut notices).await?;
-    let memory = memory_step(services, spec, &mut notices);
+    let memory = memory_step(services, spec, &mut notices).await;
     let tools = tools_step(services, spec, &route, &memory, &mut notices).await;
     let store = services.store();
     let prompt = |notices: &mut Vec<Notice>| {
@@ -171,16 +171,18 @@ struct Memory {
 
 /// Step "memory": `--ignore-rules` skips memory entirely, as the reference's
 /// skip_memory does.
-fn memory_step(services: &Services, spec: &SessionSpec, notices: &mut Vec<Notice>) -> Memory {
+async fn memory_step(services: &Services, spec: &SessionSpec, notices: &mut Vec<Notice>) -> Memory {
     let setup = services.setup();
     let settings = MemorySettings::from_config(&setup.config);
     let store = (!spec.ignore_rules && settings.any_enabled())
         .then(|| MemoryStore::for_home(&setup.home, settings.limits));
     // Cron jobs and --ignore-rules runs leave the provider alone, as the
     // reference's skip_memory and cron context do.
-    let provider = (!spec.ignore_rules && spec.source != "cron")
-        .then(|| crate::memory_providers::open(setup, notices))
-        .flatten();
+    let provider = if spec.ignore_rules || spec.source == "cron" {
+        None
+    } else {
+        crate::memory_providers::open(setup, &spec.source, notices).await
+    };
     let mut tool = store.clone().map(MemoryTool::new);
     if let (Some(tool), Some(provider)) = (tool.as_mut(), &provider) {
         tool.mirror_to(provider.clone());
