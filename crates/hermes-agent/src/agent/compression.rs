@@ -151,24 +151,12 @@ impl Agent {
         self.messages = compressed;
         // The summary absorbed any recovery scaffolding of this turn.
         self.scaffolding.clear();
-        let what = match trigger {
-            Trigger::Preflight => "Context over the compression threshold",
-            Trigger::Overflow => "Context too large for the model",
-            Trigger::Manual => "Compression requested",
-        };
-        let note = if grew {
-            // Asked for by a person, it is done as asked (as the reference
-            // does), and the growth said plainly.
-            " Note: the context grew — the summary is longer than the short conversation \
-             it replaced; compression pays off on long conversations."
-        } else {
-            ""
-        };
-        let _ = events.send(Event::Status {
-            message: format!(
-                "{what}: compressed {before_len} → {after_len} messages (~{before_tokens} → ~{after_tokens} tokens).{note}"
-            ),
-        });
+        announce(
+            trigger,
+            (before_len, after_len),
+            (before_tokens, after_tokens),
+            events,
+        );
         if !effective && self.compressor.thrashing() {
             let _ = events.send(Event::Status {
                 message: "Compression is saving little; automatic compression is paused for this \
@@ -447,4 +435,30 @@ impl Agent {
             let _ = events.send(Event::Status { message });
         }
     }
+}
+
+/// Says what a compression did (and, asked for by a person, that the context
+/// grew when it did: it is done as asked, as the reference does).
+fn announce(
+    trigger: Trigger,
+    (before_len, after_len): (usize, usize),
+    (before_tokens, after_tokens): (usize, usize),
+    events: &EventSink,
+) {
+    let what = match trigger {
+        Trigger::Preflight => "Context over the compression threshold",
+        Trigger::Overflow => "Context too large for the model",
+        Trigger::Manual => "Compression requested",
+    };
+    let note = if after_tokens >= before_tokens {
+        " Note: the context grew — the summary is longer than the short conversation \
+         it replaced; compression pays off on long conversations."
+    } else {
+        ""
+    };
+    let _ = events.send(Event::Status {
+        message: format!(
+            "{what}: compressed {before_len} → {after_len} messages (~{before_tokens} → ~{after_tokens} tokens).{note}"
+        ),
+    });
 }
