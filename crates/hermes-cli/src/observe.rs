@@ -42,7 +42,7 @@ pub(crate) fn tap(
             files.record(session.id, event);
         }
         if let Some(observer) = &observer {
-            observer.record(session.id, session.source, event);
+            observer.record(session.conversation, session.id, session.source, event);
         }
     }));
 }

@@ -70,8 +70,9 @@ impl Observer {
     }
 
     /// Takes in one event of session `session_id` on `platform` (`cli`,
-    /// `telegram`, `api_server` …).
-    pub fn record(&self, session_id: &str, platform: &str, event: &Event) {
+    /// `telegram`, `api_server` …); `conversation` keys the turn in progress
+    /// (a compression mid-turn changes the session id, not the conversation).
+    pub fn record(&self, conversation: &str, session_id: &str, platform: &str, event: &Event) {
         if let Some(metrics) = &self.metrics {
             count(metrics, event);
         }
@@ -84,10 +85,10 @@ impl Observer {
         };
         let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
         let Some((reason, text)) = ended else {
-            if opens_turn(event) || turns.contains_key(session_id) {
+            if opens_turn(event) || turns.contains_key(conversation) {
                 let tracing = self.exporter.is_some();
                 let turn = turns
-                    .entry(session_id.to_owned())
+                    .entry(conversation.to_owned())
                     .or_insert_with(|| tracing.then(spans::OpenTurn::start));
                 if let Some(turn) = turn {
                     turn.take(None, event, self.include_content);
@@ -96,7 +97,7 @@ impl Observer {
             return;
         };
         // An error outside a turn (a failed /undo, say) is not a turn.
-        let open = turns.remove(session_id);
+        let open = turns.remove(conversation);
         drop(turns);
         if let Some(metrics) = &self.metrics
             && (open.is_some() || reason.is_some())

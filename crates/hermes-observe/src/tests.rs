@@ -72,10 +72,11 @@ fn turns_calls_tokens_and_errors_are_counted() {
         },
         done(),
     ] {
-        observer.record("s1", "telegram", &event);
+        observer.record("s1", "s1", "telegram", &event);
     }
     // An error outside any turn is no turn.
     observer.record(
+        "s1",
         "s1",
         "telegram",
         &Event::Error {
@@ -100,8 +101,9 @@ fn turns_calls_tokens_and_errors_are_counted() {
 #[test]
 fn a_failed_turn_counts_as_an_error() {
     let observer = metrics_only();
-    observer.record("s", "cli", &model_call("auth", 0, 0));
+    observer.record("s", "s", "cli", &model_call("auth", 0, 0));
     observer.record(
+        "s",
         "s",
         "cli",
         &Event::Error {
@@ -177,4 +179,34 @@ fn content_when_asked_is_masked() {
         !all.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
         "{all}"
     );
+}
+
+#[test]
+fn a_turn_whose_session_id_changes_midway_is_still_one_turn() {
+    let observer = metrics_only();
+    observer.record(
+        "c",
+        "s1",
+        "cli",
+        &Event::MessageAppended {
+            message: Message::user("hi"),
+        },
+    );
+    observer.record("c", "s2", "cli", &model_call("ok", 1, 1));
+    observer.record("c", "s2", "cli", &done());
+    // The turn closed: an error now is not a turn.
+    observer.record(
+        "c",
+        "s2",
+        "cli",
+        &Event::Error {
+            message: "later".into(),
+        },
+    );
+    let text = observer.metrics_text();
+    assert!(
+        text.contains(r#"hermes_turns_total{platform="cli",outcome="completed"} 1"#),
+        "{text}"
+    );
+    assert!(!text.contains("outcome=\"error\""), "{text}");
 }

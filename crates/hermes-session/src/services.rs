@@ -79,6 +79,9 @@ pub type EventTap = Arc<dyn Fn(&TappedSession<'_>, &hermes_protocol::Event) + Se
 pub struct TappedSession<'a> {
     /// The session id.
     pub id: &'a str,
+    /// The id the conversation started under: stable while compression or
+    /// `/new` move it to other session ids.
+    pub conversation: &'a str,
     /// Where it runs: `cli`, `telegram`, `api_server`, `cron`, ….
     pub source: &'a str,
 }

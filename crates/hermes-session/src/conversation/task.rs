@@ -66,18 +66,20 @@ enum Work {
 pub(super) struct Outlet {
     pub(super) out: mpsc::Sender<SessionEvent>,
     pub(super) info: watch::Sender<SessionInfo>,
-    /// Sees every event first (a long-running front-end's logs).
-    pub(super) tap: Option<(crate::services::EventTap, String)>,
+    /// Sees every event first (a long-running front-end's logs), with the
+    /// session's source and the id the conversation started under.
+    pub(super) tap: Option<(crate::services::EventTap, String, String)>,
 }
 
 impl Outlet {
     /// Sends `event` for submission `id` (dropped if the front-end went away).
     pub(super) async fn emit(&self, id: u64, event: Event) {
-        if let Some((tap, source)) = &self.tap {
+        if let Some((tap, source, conversation)) = &self.tap {
             let session = self.info.borrow().session_id.clone();
             tap(
                 &crate::services::TappedSession {
                     id: &session,
+                    conversation,
                     source,
                 },
                 &event,
@@ -191,10 +193,10 @@ impl SessionTask {
         out: mpsc::Sender<SessionEvent>,
         info: watch::Sender<SessionInfo>,
     ) {
-        let tap = self
-            .services
-            .event_tap()
-            .map(|tap| (tap, self.spec.source.clone()));
+        let tap = self.services.event_tap().map(|tap| {
+            let started_as = self.agent.options().session_id.clone();
+            (tap, self.spec.source.clone(), started_as)
+        });
         let outlet = Outlet { out, info, tap };
         loop {
             let (id, op) = match self.queue.pop_front() {
