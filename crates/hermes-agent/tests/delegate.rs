@@ -238,3 +238,57 @@ async fn only_an_orchestrator_within_the_depth_limit_keeps_delegate_task() {
         "a grandchild's summary must stay with its parent"
     );
 }
+
+/// Remembers the delegations it is told of.
+#[derive(Default)]
+struct Observing {
+    seen: Mutex<Vec<(String, String)>>,
+}
+
+impl hermes_tools::memory_provider::MemoryProvider for Observing {
+    fn name(&self) -> &str {
+        "observing"
+    }
+    fn on_delegation(&self, task: &str, result: &str, _child: &str) {
+        self.seen.lock().unwrap().push((task.into(), result.into()));
+    }
+}
+
+#[tokio::test]
+async fn the_parents_memory_provider_observes_each_delegation() {
+    let mock = MockServer::start();
+    mock.push_all([
+        Reply::tool_call("d1", "delegate_task", r#"{"goal": "TASK-NOTE"}"#),
+        Reply::text("child found 42").for_request_containing("TASK-NOTE"),
+        Reply::text("parent done"),
+    ]);
+    let factory = Arc::new(Factory {
+        base_url: mock.base_url(),
+        specs: Mutex::new(Vec::new()),
+    });
+    let mut tools = Registry::new();
+    tools.register(Arc::new(DelegateTool::new(
+        DelegationSettings::default(),
+        factory,
+    )));
+    let provider = Arc::new(Observing::default());
+    let mut agent = agent_with(&mock.base_url(), tools, 10, Some("parent".into()))
+        .memory_provider(Some(provider.clone()))
+        .build();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let done = agent
+        .run_turn("go", &tx, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(done.final_text, "parent done");
+    for _ in 0..100 {
+        if !provider.seen.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let seen = provider.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].0, "TASK-NOTE");
+    assert!(seen[0].1.contains("child found 42"), "{seen:?}");
+}

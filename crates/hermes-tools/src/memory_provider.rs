@@ -79,3 +79,13 @@ pub trait MemoryProvider: Send + Sync {
     /// The process is done with the provider: flush and close.
     fn shutdown(&self) {}
 }
+
+/// A provider as tool calls carry it (printable, cheap to clone).
+#[derive(Clone)]
+pub struct ProviderHandle(pub Arc<dyn MemoryProvider>);
+
+impl std::fmt::Debug for ProviderHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MemoryProvider({})", self.0.name())
+    }
+}

@@ -49,6 +49,8 @@ pub struct ToolContext {
     pub client_files: Option<std::sync::Arc<dyn ClientFiles>>,
     /// Where commands and file operations run (`terminal.backend`).
     pub env: std::sync::Arc<dyn hermes_env::Environment>,
+    /// The session's external memory provider, told of delegated work.
+    pub memory: Option<crate::memory_provider::ProviderHandle>,
 }
 
 /// Files as an editor client holds them (ACP's `fs/read_text_file` and
@@ -141,6 +143,7 @@ impl ToolContext {
             hooks: std::sync::Arc::default(),
             client_files: None,
             env: hermes_env::local(),
+            memory: None,
         }
     }
 

@@ -347,6 +347,10 @@ impl Agent {
                 processes: self.processes.clone(),
                 hooks: self.hooks.clone(),
                 client_files: self.client_files.clone(),
+                memory: self
+                    .memory_provider
+                    .clone()
+                    .map(hermes_tools::memory_provider::ProviderHandle),
                 env: self.environment.clone(),
             };
             // A round that only ran scripts does not count against the budget:

@@ -106,6 +106,16 @@ async fn run_one(
         });
     }
     let entry = result_entry(index, &outcome, &agent, started.elapsed(), settings);
+    if let Some(memory) = &ctx.memory {
+        // The parent's provider observes what was delegated and what came back.
+        let provider = memory.0.clone();
+        let (task, result) = (
+            goal.clone(),
+            entry["summary"].as_str().unwrap_or("").to_owned(),
+        );
+        let child = child_session.clone();
+        tokio::task::spawn_blocking(move || provider.on_delegation(&task, &result, &child));
+    }
     subagent_hook(
         ctx,
         HookEvent::SubagentStop,
