@@ -140,32 +140,12 @@ fn parse_header_list(list: &str) -> Vec<(String, String)> {
         .filter_map(|pair| {
             let (k, v) = pair.split_once('=')?;
             let k = k.trim();
-            (!k.is_empty()).then(|| (k.to_owned(), percent_decode(v.trim())))
+            (!k.is_empty()).then(|| {
+                let value = percent_encoding::percent_decode_str(v.trim()).decode_utf8_lossy();
+                (k.to_owned(), value.into_owned())
+            })
         })
         .collect()
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -106,16 +106,7 @@ async fn run_one(
         });
     }
     let entry = result_entry(index, &outcome, &agent, started.elapsed(), settings);
-    if let Some(memory) = &ctx.memory {
-        // The parent's provider observes what was delegated and what came back.
-        let provider = memory.0.clone();
-        let (task, result) = (
-            goal.clone(),
-            entry["summary"].as_str().unwrap_or("").to_owned(),
-        );
-        let child = child_session.clone();
-        tokio::task::spawn_blocking(move || provider.on_delegation(&task, &result, &child));
-    }
+    tell_memory(ctx, &goal, &entry, &child_session);
     subagent_hook(
         ctx,
         HookEvent::SubagentStop,
@@ -149,6 +140,19 @@ async fn run_one(
         });
     }
     entry
+}
+
+/// The parent's memory provider observes what was delegated and what came
+/// back (in the background).
+fn tell_memory(ctx: &ToolContext, goal: &str, entry: &Value, child_session: &str) {
+    let Some(memory) = &ctx.memory else {
+        return;
+    };
+    let provider = memory.0.clone();
+    let task = goal.to_owned();
+    let result = entry["summary"].as_str().unwrap_or("").to_owned();
+    let child = child_session.to_owned();
+    tokio::task::spawn_blocking(move || provider.on_delegation(&task, &result, &child));
 }
 
 /// `subagent_start` / `subagent_stop` observers, with the parent's session.
