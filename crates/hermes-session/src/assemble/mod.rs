@@ -181,7 +181,7 @@ async fn memory_step(services: &Services, spec: &SessionSpec, notices: &mut Vec<
     let provider = if spec.ignore_rules || spec.source == "cron" {
         None
     } else {
-        crate::memory_providers::open(setup, &spec.source, notices).await
+        crate::memory_providers::open(services, spec, notices).await
     };
     let mut tool = store.clone().map(MemoryTool::new);
     if let (Some(tool), Some(provider)) = (tool.as_mut(), &provider) {
