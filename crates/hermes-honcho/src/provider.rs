@@ -182,6 +182,10 @@ impl MemoryProvider for Honcho {
 
     fn prefetch(&self, query: &str, session_id: &str) -> Result<String, String> {
         let settings = &self.core.settings;
+        if !session_id.is_empty() {
+            // Hooks without a session id (mirrored memory writes) use this one.
+            self.core.state().last_session = Some(session_id.to_owned());
+        }
         if settings.recall_mode == RecallMode::Tools {
             return Ok(String::new());
         }
