@@ -3,16 +3,21 @@
 //! kept by triggers, per-category banks), so a store the reference wrote
 //! opens here and the other way round.
 //!
-//! Retrieval is the reference's keyword mode — the one it runs without
-//! numpy: FTS5 rank and token overlap weighted 0.6/0.4, times trust (and an
-//! optional age decay); HRR vectors are neither written nor read (a NULL
-//! `hrr_vector`, as the reference writes without numpy).
+//! Retrieval is the reference's with its HRR algebra (numpy installed):
+//! each fact keeps a phase vector (`hrr_vector`) and each category a bank;
+//! search weighs FTS5 rank, token overlap and vector similarity 0.4/0.3/
+//! `hrr_weight`, times trust (and an optional age decay); probe, related,
+//! reason and contradict work on the vectors (`facts_vectors.rs`). A fact
+//! without a vector (written by the reference without numpy) counts as
+//! neutral until it is next updated.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use super::hrr;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
@@ -70,6 +75,10 @@ pub struct FactSettings {
     pub min_trust_threshold: f64,
     /// Days for a fact's score to halve (0: no decay).
     pub temporal_decay_half_life: f64,
+    /// Length of the HRR vectors.
+    pub hrr_dim: usize,
+    /// Weight of vector similarity in search (0: keyword only, 0.6/0.4).
+    pub hrr_weight: f64,
 }
 
 impl Default for FactSettings {
@@ -78,6 +87,8 @@ impl Default for FactSettings {
             default_trust: 0.5,
             min_trust_threshold: 0.3,
             temporal_decay_half_life: 0.0,
+            hrr_dim: 1024,
+            hrr_weight: 0.3,
         }
     }
 }
@@ -140,6 +151,8 @@ impl FactStore {
             .map_err(sql)?;
         let id = self.conn.last_insert_rowid();
         self.link_entities(id, content)?;
+        self.compute_vector(id, content)?;
+        self.rebuild_bank(category)?;
         Ok(id)
     }
 
@@ -190,18 +203,27 @@ impl FactStore {
         };
         let worst = candidates
             .iter()
-            .map(|(_, rank)| rank.abs())
+            .map(|(_, rank, _)| rank.abs())
             .fold(1e-6_f64, f64::max);
         let query_tokens = tokenize(query);
+        let hrr_weight = self.settings.hrr_weight.max(0.0);
+        let query_vector = (hrr_weight > 0.0).then(|| hrr::text(query, self.settings.hrr_dim));
         let mut scored: Vec<(f64, Value)> = candidates
             .into_iter()
-            .map(|(mut row, rank)| {
+            .map(|(mut row, rank, vector)| {
                 let fts_rank = rank.abs() / worst;
                 let mut words = tokenize(row["content"].as_str().unwrap_or(""));
                 words.extend(tokenize(row["tags"].as_str().unwrap_or("")));
                 let overlap = jaccard(&query_tokens, &words);
+                let vector_sim = match (&query_vector, vector) {
+                    (Some(q), Some(v)) if v.len() == q.len() => {
+                        (hrr::similarity(q, &v) + 1.0) / 2.0
+                    }
+                    _ => 0.5,
+                };
+                let relevance = 0.4 * fts_rank + 0.3 * overlap + hrr_weight * vector_sim;
                 let trust = row["trust_score"].as_f64().unwrap_or(0.0);
-                let score = (0.6 * fts_rank + 0.4 * overlap) * trust * self.decay(&row);
+                let score = relevance * trust * self.decay(&row);
                 row["fts_rank"] = json!(fts_rank);
                 row["score"] = json!(score);
                 (score, row)
@@ -217,11 +239,11 @@ impl FactStore {
         category: Option<&str>,
         min_trust: f64,
         limit: usize,
-    ) -> rusqlite::Result<Vec<(Value, f64)>> {
+    ) -> rusqlite::Result<Vec<(Value, f64, Option<hrr::Phases>)>> {
         let matcher = fts_query(query);
         let mut stmt = self.conn.prepare(
             "SELECT f.fact_id, f.content, f.category, f.tags, f.trust_score, f.retrieval_count, \
-             f.helpful_count, f.created_at, f.updated_at, facts_fts.rank \
+             f.helpful_count, f.created_at, f.updated_at, facts_fts.rank, f.hrr_vector \
              FROM facts_fts JOIN facts f ON f.fact_id = facts_fts.rowid \
              WHERE facts_fts MATCH ?1 AND (?2 IS NULL OR f.category = ?2) AND f.trust_score >= ?3 \
              ORDER BY facts_fts.rank LIMIT ?4",
@@ -233,7 +255,14 @@ impl FactStore {
                 min_trust,
                 i64::try_from(limit).unwrap_or(30)
             ],
-            |r| Ok((row_json(r)?, r.get::<_, f64>(9)?)),
+            |r| {
+                let vector = r.get::<_, Option<Vec<u8>>>(10)?;
+                Ok((
+                    row_json(r)?,
+                    r.get::<_, f64>(9)?,
+                    vector.map(|b| hrr::from_bytes(&b)),
+                ))
+            },
         )?;
         rows.collect()
     }
@@ -298,6 +327,7 @@ impl FactStore {
             return Ok(false);
         };
         let content = content.map(str::trim);
+        let old_category = self.category_of(fact_id)?;
         let trust = trust_delta.map_or(trust, |d| (trust + d).clamp(0.0, 1.0));
         self.conn
             .execute(
@@ -312,6 +342,13 @@ impl FactStore {
                 .execute("DELETE FROM fact_entities WHERE fact_id = ?1", [fact_id])
                 .map_err(sql)?;
             self.link_entities(fact_id, content)?;
+            self.compute_vector(fact_id, content)?;
+        }
+        for bank in [Some(old_category), category.map(str::to_owned)]
+            .into_iter()
+            .flatten()
+        {
+            self.rebuild_bank(&bank)?;
         }
         Ok(true)
     }
@@ -329,6 +366,7 @@ impl FactStore {
 
     /// Removes a fact and its entity links; `false` when there was none.
     pub fn remove(&self, fact_id: i64) -> FactResult<bool> {
+        let category = self.category_of(fact_id)?;
         self.conn
             .execute("DELETE FROM fact_entities WHERE fact_id = ?1", [fact_id])
             .map_err(sql)?;
@@ -336,6 +374,7 @@ impl FactStore {
             .conn
             .execute("DELETE FROM facts WHERE fact_id = ?1", [fact_id])
             .map_err(sql)?;
+        self.rebuild_bank(&category)?;
         Ok(removed > 0)
     }
 
@@ -444,6 +483,9 @@ pub fn extract_entities(text: &str) -> Vec<String> {
     }
     names
 }
+
+#[path = "facts_vectors.rs"]
+mod vectors;
 
 #[cfg(test)]
 #[path = "facts_tests.rs"]

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::memory::hrr;
 
 fn store() -> (tempfile::TempDir, FactStore) {
     let dir = tempfile::tempdir().unwrap();
@@ -87,4 +88,110 @@ fn entities_are_names_quotes_and_aliases() {
         vec!["John Doe", "neovim", "Acme"]
     );
     assert_eq!(extract_entities("bob aka robert"), vec!["bob", "robert"]);
+}
+
+#[test]
+fn facts_keep_vectors_and_category_banks_as_the_reference_writes_them() {
+    let (dir, store) = store();
+    let a = store
+        .add("Peppi maintains the Billing Service", "project", "")
+        .unwrap();
+    store
+        .add("Oskar wrote the Billing Service", "project", "")
+        .unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("memory_store.db")).unwrap();
+    let (bytes, dim, count): (Vec<u8>, i64, i64) = conn
+        .query_row(
+            "SELECT vector, dim, fact_count FROM memory_banks WHERE bank_name = 'cat:project'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((bytes.len(), dim, count), (8 * 1024, 1024, 2));
+    let stored: Vec<u8> = conn
+        .query_row(
+            "SELECT hrr_vector FROM facts WHERE fact_id = ?1",
+            [a],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let expected = hrr::fact(
+        "Peppi maintains the Billing Service",
+        &["Billing Service".to_owned()],
+        1024,
+    );
+    assert_eq!(hrr::from_bytes(&stored), expected);
+    // Moving the last fact out of a category drops its bank.
+    store.update(a, None, None, None, Some("general")).unwrap();
+    let project: i64 = conn
+        .query_row(
+            "SELECT fact_count FROM memory_banks WHERE bank_name = 'cat:project'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(project, 1);
+    assert!(store.remove(a).unwrap());
+    let general: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM memory_banks WHERE bank_name = 'cat:general'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(general, 0);
+}
+
+#[test]
+fn structural_queries_rank_every_vectored_fact_and_contradict_pairs_shared_entities() {
+    let (_dir, store) = store();
+    store
+        .add("Peppi maintains the Billing Service", "project", "")
+        .unwrap();
+    store
+        .add("Peppi never touches the Billing Service", "project", "")
+        .unwrap();
+    store
+        .add("The office closes at six", "general", "")
+        .unwrap();
+    for rows in [
+        store.probe("Billing Service", None, 10).unwrap(),
+        store.related("Billing Service", None, 10).unwrap(),
+        store
+            .reason(&["Billing Service", "Peppi"], None, 10)
+            .unwrap(),
+    ] {
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        let scores: Vec<f64> = rows.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+        assert!(
+            scores.iter().all(|s| (0.0..=0.5).contains(s)),
+            "trust 0.5 bounds: {scores:?}"
+        );
+    }
+    assert_eq!(
+        store
+            .probe("Billing Service", Some("project"), 1)
+            .unwrap()
+            .len(),
+        1
+    );
+    let pairs = store.contradict(None, 0.0, 10).unwrap();
+    assert_eq!(
+        pairs.len(),
+        1,
+        "only the two facts sharing an entity pair up: {pairs:?}"
+    );
+    assert_eq!(
+        pairs[0]["shared_entities"],
+        serde_json::json!(["billing service"])
+    );
+    assert_eq!(pairs[0]["entity_overlap"], 1.0);
+    assert!(pairs[0]["fact_a"].get("retrieval_count").is_none());
+    let sim = pairs[0]["content_similarity"].as_f64().unwrap();
+    let score = pairs[0]["contradiction_score"].as_f64().unwrap();
+    assert!(
+        (score - (1.0 - (sim + 1.0) / 2.0)).abs() < 0.002,
+        "{score} {sim}"
+    );
 }

@@ -12,6 +12,7 @@
 pub mod facts;
 pub mod fence;
 mod file;
+pub mod hrr;
 
 pub use crate::numfmt::thousands;
 use std::path::{Path, PathBuf};

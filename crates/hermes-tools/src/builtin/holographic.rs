@@ -4,9 +4,8 @@
 //! Settings: `plugins.hermes-memory-store` in config.yaml, as the
 //! reference's plugin reads them.
 //!
-//! `probe`, `related` and `reason` answer by keyword search and
-//! `contradict` finds nothing — what the reference does when numpy (its HRR
-//! algebra) is not installed.
+//! `probe`, `related`, `reason` and `contradict` use the store's HRR
+//! vectors, as the reference does with numpy installed.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
@@ -67,6 +66,8 @@ impl HolographicSettings {
                 default_trust: number("default_trust", 0.5).clamp(0.0, 1.0),
                 min_trust_threshold: number("min_trust_threshold", 0.3),
                 temporal_decay_half_life: number("temporal_decay_half_life", 0.0),
+                hrr_dim: number("hrr_dim", 1024.0).clamp(16.0, 65_536.0) as usize,
+                hrr_weight: number("hrr_weight", 0.3).max(0.0),
             },
         }
     }
@@ -131,15 +132,8 @@ impl Holographic {
                     .unwrap_or(self.settings.facts.min_trust_threshold);
                 results(store.search(required("query")?, category, min_trust, limit(10)))
             }
-            "probe" | "related" => {
-                let entity = required("entity")?;
-                results(store.search(
-                    entity,
-                    category,
-                    self.settings.facts.min_trust_threshold,
-                    limit(10),
-                ))
-            }
+            "probe" => results(store.probe(required("entity")?, category, limit(10))?),
+            "related" => results(store.related(required("entity")?, category, limit(10))?),
             "reason" => {
                 let entities: Vec<&str> = args
                     .get("entities")
@@ -149,14 +143,9 @@ impl Holographic {
                 if entities.is_empty() {
                     return Err("reason requires 'entities' list".into());
                 }
-                results(store.search(
-                    &entities.join(" "),
-                    category,
-                    self.settings.facts.min_trust_threshold,
-                    limit(10),
-                ))
+                results(store.reason(&entities, category, limit(10))?)
             }
-            "contradict" => results(Vec::new()),
+            "contradict" => results(store.contradict(category, 0.3, limit(10))?),
             "update" => {
                 let id = fact_id(args)?;
                 let updated = store.update(
