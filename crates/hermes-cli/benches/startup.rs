@@ -6,6 +6,11 @@
 //!   tool round-trip; the difference is the overhead of a tool round-trip;
 //! - the binary's size.
 //!
+//! `HERMES_BENCH_BINARY=target/release/hermes` measures that binary instead
+//! of the bench's own build (whose dependency features, unified with the
+//! benches' dev-dependencies, give other symbol names than the shipped
+//! `cargo build --release -p hermes-cli`, so its start-up layout is off).
+//!
 //! With `HERMES_BENCH_BASELINE=/path/to/an/older/hermes` every scenario runs
 //! both binaries interleaved (A, B, A, B …) in one process, so a noisy machine
 //! slows both alike and the ratio is what to read.
@@ -148,7 +153,11 @@ fn measure(subjects: &[Subject], home: &Path, mock: &MockServer, scenario: &Scen
 /// its start-up (the same file ran 10 % slower from the build tree than from
 /// /tmp here), so both must start from the same directory.
 fn subjects(dir: &Path) -> Vec<Subject> {
-    let mut sources = vec![("this", PathBuf::from(BIN))];
+    // The bench's own build unifies dev-dependency features, so its symbols
+    // differ from `cargo build --release -p hermes-cli`'s (the shipped
+    // binary, whose start-up layout is tuned): that one can stand in here.
+    let this = std::env::var_os("HERMES_BENCH_BINARY").map_or_else(|| PathBuf::from(BIN), PathBuf::from);
+    let mut sources = vec![("this", this)];
     if let Some(path) = std::env::var_os("HERMES_BENCH_BASELINE") {
         sources.push(("baseline", PathBuf::from(path)));
     }
