@@ -156,7 +156,8 @@ fn subjects(dir: &Path) -> Vec<Subject> {
     // The bench's own build unifies dev-dependency features, so its symbols
     // differ from `cargo build --release -p hermes-cli`'s (the shipped
     // binary, whose start-up layout is tuned): that one can stand in here.
-    let this = std::env::var_os("HERMES_BENCH_BINARY").map_or_else(|| PathBuf::from(BIN), PathBuf::from);
+    let this =
+        std::env::var_os("HERMES_BENCH_BINARY").map_or_else(|| PathBuf::from(BIN), PathBuf::from);
     let mut sources = vec![("this", this)];
     if let Some(path) = std::env::var_os("HERMES_BENCH_BASELINE") {
         sources.push(("baseline", PathBuf::from(path)));
