@@ -99,44 +99,14 @@ impl Renderer {
             }
             Event::ToolStarted {
                 name, arguments, ..
-            } => {
-                self.end_text(out)?;
-                self.end_line(out)?;
-                let emoji = self.emojis.get(name).map(String::as_str).unwrap_or("⚡");
-                if self.is_rich() {
-                    self.running.push(name.clone());
-                    writeln!(
-                        err,
-                        "  {emoji} {name}  {}",
-                        preview(&primary_argument(arguments), 72)
-                    )?;
-                } else {
-                    writeln!(err, "  {emoji} {name}  {}", preview(arguments, 80))?;
-                }
-            }
+            } => self.tool_started(name, arguments, out, err)?,
             Event::ToolFinished {
                 name,
                 outcome,
                 result,
                 duration_ms,
                 ..
-            } => match outcome {
-                ToolOutcome::Ok if self.is_rich() => {
-                    writeln!(
-                        err,
-                        "    {DIM}✓ {} · {}{RESET}",
-                        seconds(*duration_ms),
-                        collapse(result)
-                    )?;
-                }
-                ToolOutcome::Ok => {}
-                ToolOutcome::Error => writeln!(
-                    err,
-                    "    ✗ {name} failed ({duration_ms} ms): {}",
-                    preview(result, 120)
-                )?,
-                ToolOutcome::Cancelled => writeln!(err, "    ⏹ {name} cancelled")?,
-            },
+            } => self.tool_finished(name, *outcome, result, *duration_ms, err)?,
             Event::Status { message } => {
                 // Status lines can arrive mid-response: flushing here could end
                 // a span early and let the rest of it through.
@@ -154,14 +124,7 @@ impl Renderer {
                 writeln!(err, "error: {message}")?;
             }
             Event::ReasoningDelta { text } if self.is_rich() && !text.is_empty() => {
-                if !self.reasoning_open {
-                    self.end_text(out)?;
-                    self.end_line(out)?;
-                    write!(err, "{DIM}💭 ")?;
-                    self.reasoning_open = true;
-                }
-                write!(err, "{text}")?;
-                err.flush()?;
+                self.reasoning(text, out, err)?;
             }
             Event::Nested { origin, inner } => {
                 if let Some(line) = self.nested_line(origin, inner) {
@@ -194,6 +157,72 @@ impl Renderer {
             | Event::ShutdownComplete => {}
         }
         Ok(())
+    }
+
+    /// A tool call's start line (the call's main argument when rich).
+    fn tool_started(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        out: &mut impl Write,
+        err: &mut impl Write,
+    ) -> std::io::Result<()> {
+        self.end_text(out)?;
+        self.end_line(out)?;
+        let emoji = self.emojis.get(name).map(String::as_str).unwrap_or("⚡");
+        if self.is_rich() {
+            self.running.push(name.to_owned());
+            writeln!(
+                err,
+                "  {emoji} {name}  {}",
+                preview(&primary_argument(arguments), 72)
+            )
+        } else {
+            writeln!(err, "  {emoji} {name}  {}", preview(arguments, 80))
+        }
+    }
+
+    /// A tool call's outcome line (nothing for a plain success when not rich).
+    fn tool_finished(
+        &self,
+        name: &str,
+        outcome: ToolOutcome,
+        result: &str,
+        duration_ms: u64,
+        err: &mut impl Write,
+    ) -> std::io::Result<()> {
+        match outcome {
+            ToolOutcome::Ok if self.is_rich() => writeln!(
+                err,
+                "    {DIM}✓ {} · {}{RESET}",
+                seconds(duration_ms),
+                collapse(result)
+            ),
+            ToolOutcome::Ok => Ok(()),
+            ToolOutcome::Error => writeln!(
+                err,
+                "    ✗ {name} failed ({duration_ms} ms): {}",
+                preview(result, 120)
+            ),
+            ToolOutcome::Cancelled => writeln!(err, "    ⏹ {name} cancelled"),
+        }
+    }
+
+    /// Reasoning text, dimmed, opened by 💭 once per span.
+    fn reasoning(
+        &mut self,
+        text: &str,
+        out: &mut impl Write,
+        err: &mut impl Write,
+    ) -> std::io::Result<()> {
+        if !self.reasoning_open {
+            self.end_text(out)?;
+            self.end_line(out)?;
+            write!(err, "{DIM}💭 ")?;
+            self.reasoning_open = true;
+        }
+        write!(err, "{text}")?;
+        err.flush()
     }
 
     /// One indented progress line for something a script or subagent did;

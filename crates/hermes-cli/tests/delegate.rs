@@ -22,14 +22,6 @@ fn tool_names(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn system_text(body: &Value) -> String {
-    messages_with_role(body, "system")
-        .first()
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("")
-        .to_owned()
-}
-
 #[test]
 fn a_batch_of_two_children_runs_concurrently_and_returns_only_summaries() {
     let sb = Sandbox::start();

@@ -103,22 +103,6 @@ fn session_name(sb: &Sandbox) -> String {
         .collect()
 }
 
-fn last_user_text(body: &Value) -> String {
-    messages_with_role(body, "user")
-        .last()
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn system_text(body: &Value) -> String {
-    messages_with_role(body, "system")
-        .first()
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[test]
 fn a_conclusion_from_one_session_is_recalled_in_the_next_and_turns_are_kept() {
     let honcho = FakeHoncho::start(None);

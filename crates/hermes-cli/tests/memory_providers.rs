@@ -7,24 +7,8 @@
 mod support;
 
 use hermes_mock::Reply;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::*;
-
-fn last_user_text(body: &Value) -> String {
-    messages_with_role(body, "user")
-        .last()
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn system_text(body: &Value) -> String {
-    messages_with_role(body, "system")
-        .first()
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
 
 #[test]
 fn a_fact_stored_in_one_session_is_recalled_in_the_next() {

@@ -59,19 +59,7 @@ impl Tool for HonchoTool {
     }
 
     fn schema(&self) -> ToolSchema {
-        let schema = SCHEMAS
-            .iter()
-            .find(|s| s["name"] == self.name)
-            .cloned()
-            .unwrap_or_default();
-        ToolSchema {
-            name: self.name.to_owned(),
-            description: schema["description"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            parameters: schema["parameters"].clone(),
-        }
+        hermes_tools::declared_schema(&SCHEMAS, self.name)
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {

@@ -19,5 +19,5 @@ pub mod url_safety;
 pub use registry::{Registry, SchemaInterner};
 pub use tool::{
     Clarifier, ClientFiles, DynamicTools, Homes, ParallelClass, Tool, ToolContext, ToolError,
-    ToolResult, arg_bool, arg_i64, arg_str, error_json, require_str,
+    ToolResult, arg_bool, arg_i64, arg_str, declared_schema, error_json, require_str,
 };

@@ -229,6 +229,21 @@ pub trait Tool: Send + Sync {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult>;
 }
 
+/// The schema named `name` in a list of declared schemas (each
+/// `{"name", "description", "parameters"}`, as a provider ships them in a
+/// JSON file); an empty one when the list has none by that name.
+pub fn declared_schema(declared: &[Value], name: &str) -> hermes_protocol::ToolSchema {
+    let found = declared.iter().find(|s| s["name"] == name);
+    hermes_protocol::ToolSchema {
+        name: name.to_owned(),
+        description: found
+            .and_then(|s| s["description"].as_str())
+            .unwrap_or_default()
+            .to_owned(),
+        parameters: found.map(|s| s["parameters"].clone()).unwrap_or_default(),
+    }
+}
+
 /// Reads an optional string argument.
 pub fn arg_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)

@@ -154,6 +154,24 @@ pub fn messages_with_role<'a>(body: &'a Value, role: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The text of a request's first system message ("" when none).
+pub fn system_text(body: &Value) -> String {
+    messages_with_role(body, "system")
+        .first()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The text of a request's last user message ("" when none).
+pub fn last_user_text(body: &Value) -> String {
+    messages_with_role(body, "user")
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// Parses a tool message's JSON content.
 pub fn tool_content(msg: &Value) -> Value {
     serde_json::from_str(msg["content"].as_str().unwrap()).unwrap()

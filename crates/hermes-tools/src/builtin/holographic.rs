@@ -328,19 +328,7 @@ impl Tool for FactTool {
     }
 
     fn schema(&self) -> ToolSchema {
-        let schema = SCHEMAS
-            .iter()
-            .find(|s| s["name"] == self.name())
-            .cloned()
-            .unwrap_or_default();
-        ToolSchema {
-            name: self.name().to_owned(),
-            description: schema["description"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            parameters: schema["parameters"].clone(),
-        }
+        crate::declared_schema(&SCHEMAS, self.name())
     }
 
     fn call<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
