@@ -22,6 +22,10 @@ use futures_util::future::BoxFuture;
 use hermes_llm::{ChatRequest, DeltaStream, LlmError, Provider, StreamDelta};
 use tokio_util::sync::CancellationToken;
 
+/// The compact tool list the model sees in its system message (benches compare
+/// other engines on exactly this text).
+pub use prompt::tools_section;
+
 /// How to run the local model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalConfig {
