@@ -1,7 +1,7 @@
 #!/bin/bash
 # Regenerates layout/startup.order: the functions `hermes --version`, a
-# one-shot answer, one with a tool call, and the API server's start,
-# /health and two chats execute, from callgrind runs of a release build
+# one-shot answer, one with a tool call, the API server's start to its
+# first /health, and its two chats execute, from callgrind runs of a release build
 # linked with a map, against the in-repo mock provider. Needs valgrind,
 # curl and python3; takes a few minutes.
 # Run it after a toolchain or dependency update (symbol hashes move).
@@ -31,12 +31,23 @@ key=layout-key-0123456789abcdef
 API_SERVER_KEY=$key "${cg[@]}" --callgrind-out-file="$work/cg4" "$work/hermes" gateway run >/dev/null 2>&1 &
 gateway=$!
 for _ in $(seq 1 120); do curl -s -m 2 "http://127.0.0.1:$api/health" >/dev/null && break; sleep 0.5; done
+# The server's start (to its first /health) and its chats are separate runs:
+# a dump now, seen once the next request wakes the process.
+callgrind_control -d "$gateway" >/dev/null
+for _ in $(seq 1 60); do
+  curl -s -m 2 "http://127.0.0.1:$api/health" >/dev/null
+  ls "$work"/cg4.* >/dev/null 2>&1 && break
+  sleep 0.5
+done
 for stream in true false; do
   curl -s -m 60 -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
     -d "{\"stream\": $stream, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}" \
     "http://127.0.0.1:$api/v1/chat/completions" >/dev/null
 done
 kill -TERM "$gateway"; wait "$gateway" || true
+start=$(ls "$work"/cg4.* | head -1)
+chats=$(ls -t "$work"/cg4* | head -1)
 
-python3 "$here/order.py" "$work/hermes.map" "$here/startup.order" "$work/cg1" "$work/cg2" "$work/cg3" "$work/cg4"
+python3 "$here/order.py" "$work/hermes.map" "$here/startup.order" version="$work/cg1" \
+  oneshot="$work/cg2" tool="$work/cg3" gateway="$start" chat="$chats"
 echo "wrote $here/startup.order; rebuild (cargo build --release) to link with it"

@@ -26,7 +26,8 @@ use hermes_local::{LocalConfig, LocalProvider, tools_section};
 use hermes_protocol::{Message, ToolSchema};
 use tokio_util::sync::CancellationToken;
 
-const USER: &str = "Do not use any tool. Write a long story, at least 500 words, about a lighthouse keeper.";
+const USER: &str =
+    "Do not use any tool. Write a long story, at least 500 words, about a lighthouse keeper.";
 
 /// One timed request.
 struct Sample {
