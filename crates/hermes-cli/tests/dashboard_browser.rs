@@ -65,10 +65,12 @@ fn a_person_chats_approves_searches_schedules_and_configures_in_a_browser() {
         .unwrap();
     let group = out.id();
     let out = out.wait_with_output().unwrap();
-    let _ = std::process::Command::new("kill")
-        .args(["-9", &format!("-{group}")])
-        .stderr(std::process::Stdio::null())
-        .status();
+    // Whatever the browser left in the group. Not `kill -9 -PGID`: procps' kill
+    // reads that as `kill(-1, SIGKILL)`, every process of the user.
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(i32::try_from(group).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    );
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success() && said.contains("ALL DONE"), "{said}");
 
