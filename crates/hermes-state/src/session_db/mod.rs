@@ -211,6 +211,17 @@ impl SessionDb {
         }
     }
 
+    /// Caps this connection's page cache at `kib` KiB (opening sets 32 MiB, for searches over a
+    /// large history). Speed only, never results.
+    pub fn limit_page_cache(&self, kib: u32) -> Result<(), DbError> {
+        self.conn
+            .pragma_update(None, "cache_size", -i64::from(kib))
+            .map_err(|source| DbError::Sqlite {
+                context: "setting the cache size",
+                source,
+            })
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
