@@ -63,6 +63,19 @@ fn pragmas_follow_the_reference_except_synchronous() {
 }
 
 #[test]
+fn the_page_cache_is_32_mib_until_limited() {
+    let (_dir, db) = temp_db();
+    let cache = |db: &SessionDb| {
+        db.conn
+            .query_row("PRAGMA cache_size", [], |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    assert_eq!(cache(&db), -32 * 1024);
+    db.limit_page_cache(8 * 1024).unwrap();
+    assert_eq!(cache(&db), -8 * 1024);
+}
+
+#[test]
 fn open_creates_missing_parent_directories() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a/b/c/state.db");
