@@ -4,7 +4,8 @@
 # first /health, and its two chats execute, from callgrind runs of a release build
 # linked with a map, against the in-repo mock provider. Needs valgrind,
 # curl and python3; takes a few minutes.
-# Run it after a toolchain or dependency update (symbol hashes move).
+# Run it after a toolchain or dependency update, or a change to code these
+# runs execute (symbol names move; a stale order costs memory, not behaviour).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
