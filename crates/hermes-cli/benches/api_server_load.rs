@@ -99,44 +99,94 @@ fn main() {
             s.schema
         ))
     );
-    let mut gateways = Vec::new();
-    for _ in 0..replicas {
-        let home = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        std::fs::write(
-            home.path().join("config.yaml"),
-            format!(
-                "model:\n  provider: custom\n  base_url: {}\n  default: mock-model\nagent:\n  api_max_retries: 1\n\
-                 platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n\
-                 gateway:\n  api_server:\n    max_concurrent_runs: 0\n{store_config}",
-                mock.base_url()
-            ),
-        )
-        .unwrap();
-        // A first start makes state.db and the bundled skills; the figure is
-        // the next one, a server started again on its home.
-        let started = Instant::now();
-        let mut first = spawn_gateway(home.path(), database.as_deref());
-        let first_ready = wait_ready(port, started);
-        let _ = Command::new("kill").arg(first.id().to_string()).status();
-        let _ = first.wait();
-        let started = Instant::now();
-        let child = spawn_gateway(home.path(), database.as_deref());
-        let ready = wait_ready(port, started);
-        println!(
-            "api  /health ready after exec      {ready:>10.2?}  RSS {} KiB  (first start in a new home {first_ready:.2?})",
-            kib(child.id(), "VmRSS:")
-        );
-        gateways.push((home, port, child));
+    let gateways: Vec<Gateway> = (0..replicas)
+        .map(|_| start_gateway(&mock.base_url(), &store_config, database.as_deref()))
+        .collect();
+    let ports: Vec<u16> = gateways.iter().map(|g| g.port).collect();
+    let load = run_load(&ports, clients, seconds);
+    let peak: Vec<u64> = gateways
+        .iter()
+        .map(|g| kib(g.child.id(), "VmHWM:"))
+        .collect();
+    println!(
+        "api  {clients} concurrent streamed chats for {:.1?}: {} ok, {:.0} requests/s, p50 {:.2?}, p99 {:.2?}, errors {}",
+        load.wall,
+        load.latencies.len(),
+        load.latencies.len() as f64 / load.wall.as_secs_f64(),
+        percentile(&load.latencies, 0.5),
+        percentile(&load.latencies, 0.99),
+        load.errors
+    );
+    println!("api  gateway peak RSS {peak:?} KiB");
+    if let Some(e) = &load.first_error {
+        println!("api  first error: {e}");
     }
-    let ports: Vec<u16> = gateways.iter().map(|g| g.1).collect();
+    for mut g in gateways {
+        let _ = Command::new("kill").arg(g.child.id().to_string()).status();
+        let _ = g.child.wait();
+    }
+    drop(scratch);
+}
 
-    // The clients are tasks on one thread (not 200 OS threads), so the load
-    // generator competes as little as possible with the gateway for the cores.
+/// One running gateway: its home (kept until the end), API port and process.
+struct Gateway {
+    _home: tempfile::TempDir,
+    port: u16,
+    child: std::process::Child,
+}
+
+/// A gateway on a new home, started twice: a first start makes state.db and the
+/// bundled skills; the figure printed is the next one, a server started again on
+/// its home.
+fn start_gateway(mock_url: &str, store_config: &str, database: Option<&str>) -> Gateway {
+    let home = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "model:\n  provider: custom\n  base_url: {mock_url}\n  default: mock-model\nagent:\n  api_max_retries: 1\n\
+             platforms:\n  api_server:\n    enabled: true\n    extra:\n      port: {port}\n\
+             gateway:\n  api_server:\n    max_concurrent_runs: 0\n{store_config}"
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut first = spawn_gateway(home.path(), database);
+    let first_ready = wait_ready(port, started);
+    let _ = Command::new("kill").arg(first.id().to_string()).status();
+    let _ = first.wait();
+    let started = Instant::now();
+    let child = spawn_gateway(home.path(), database);
+    let ready = wait_ready(port, started);
+    println!(
+        "api  /health ready after exec      {ready:>10.2?}  RSS {} KiB  (first start in a new home {first_ready:.2?})",
+        kib(child.id(), "VmRSS:")
+    );
+    Gateway {
+        _home: home,
+        port,
+        child,
+    }
+}
+
+/// What the clients saw.
+struct Load {
+    /// Sorted latencies of the complete answers.
+    latencies: Vec<Duration>,
+    errors: usize,
+    first_error: Option<String>,
+    wall: Duration,
+}
+
+/// `clients` concurrent clients sending streamed chats back to back for
+/// `seconds`, taking the ports in turn. The clients are tasks on one thread (not
+/// 200 OS threads), so the load generator competes as little as possible with
+/// the gateway for the cores.
+fn run_load(ports: &[u16], clients: usize, seconds: u64) -> Load {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -144,12 +194,12 @@ fn main() {
     let stop = Arc::new(AtomicBool::new(false));
     let errors = Arc::new(AtomicUsize::new(0));
     let first_error = Arc::new(std::sync::Mutex::new(None::<String>));
-    let load_started = Instant::now();
+    let started = Instant::now();
     let mut latencies: Vec<Duration> = runtime.block_on(async {
         let tasks: Vec<_> = (0..clients)
             .map(|c| {
                 let (stop, errors, first_error) = (stop.clone(), errors.clone(), first_error.clone());
-                let ports = ports.clone();
+                let ports = ports.to_vec();
                 tokio::spawn(async move {
                     let mut latencies = Vec::new();
                     let mut n = 0u64;
@@ -184,26 +234,15 @@ fn main() {
         }
         all
     });
-    let wall = load_started.elapsed();
+    let wall = started.elapsed();
     latencies.sort();
-    let peak: Vec<u64> = gateways.iter().map(|g| kib(g.2.id(), "VmHWM:")).collect();
-    println!(
-        "api  {clients} concurrent streamed chats for {wall:.1?}: {} ok, {:.0} requests/s, p50 {:.2?}, p99 {:.2?}, errors {}",
-        latencies.len(),
-        latencies.len() as f64 / wall.as_secs_f64(),
-        percentile(&latencies, 0.5),
-        percentile(&latencies, 0.99),
-        errors.load(Ordering::Relaxed)
-    );
-    println!("api  gateway peak RSS {peak:?} KiB");
-    if let Some(e) = first_error.lock().unwrap().as_ref() {
-        println!("api  first error: {e}");
+    let first_error = first_error.lock().unwrap().take();
+    Load {
+        latencies,
+        errors: errors.load(Ordering::Relaxed),
+        first_error,
+        wall,
     }
-    for (_, _, mut child) in gateways {
-        let _ = Command::new("kill").arg(child.id().to_string()).status();
-        let _ = child.wait();
-    }
-    drop(scratch);
 }
 
 /// `hermes gateway run` (or `HERMES_BENCH_GATEWAY`) on `home`.
